@@ -1,0 +1,73 @@
+// Target device description: datasheet figures plus the named efficiency
+// parameters the cost model uses (and calibration fits). Loaded from
+// configs/devices/<name>.json; every figure there carries a `sources` entry.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fuseplan {
+
+/// One CPU cache level (or DRAM, with bytes = 0 meaning unbounded).
+struct CacheLevel {
+  std::string name;        // "L1", "L2", "L3", "DRAM"
+  double bytes = 0;        // capacity in bytes (per core for L1/L2, total for L3)
+  double bw_GBps = 0;      // sustained triad bandwidth, GB/s (all cores)
+};
+
+struct DeviceSpec {
+  std::string name;        // "h100-sxm", "host-cpu", ...
+  std::string kind;        // "gpu" or "cpu"
+  std::string arch;        // "sm_90", "x86-64-avx2", ...
+
+  // --- memory ---
+  double dram_bw_GBps = 0;        // peak DRAM bandwidth, GB/s (1e9 bytes/s)
+  double l2_bytes = 0;            // last-level on-chip cache, bytes
+  std::vector<CacheLevel> caches; // CPU: measured by `fuseplan probe`, ascending size
+
+  // --- compute ---
+  int sm_count = 0;               // GPU SMs, or CPU cores
+  double clock_GHz = 0;
+  double fp32_TFLOPs = 0;         // FP32 non-tensor peak, TFLOP/s
+  double tensor_TFLOPs = 0;       // dense BF16/FP16 tensor-core peak, TFLOP/s (0 on CPU)
+
+  // --- registers, shared memory, threads ---
+  int regs_per_sm = 65536;        // 32-bit registers per SM
+  int max_regs_per_thread = 255;  // per-thread limit (CPU: vector registers, 16 on AVX2)
+  double smem_per_sm_bytes = 0;
+  double smem_per_block_bytes = 0;
+  int max_threads_per_sm = 2048;
+  int threads_per_block = 256;    // block size the emitters use
+  int elems_per_thread = 4;       // elements per thread of a loop kernel (16-byte vectors)
+
+  // --- overheads ---
+  double launch_us = 0;           // per-kernel launch (stream) or dispatch (CPU thread pool), µs
+  double graph_launch_us = 0;     // per node in a CUDA graph, µs (0 if not applicable)
+
+  // --- named efficiency parameters (fitted by calibration) ---
+  double e_mem = 0.85;            // achievable fraction of DRAM bandwidth at full occupancy
+  double e_cmp = 0.7;             // achievable fraction of FP32 peak for elementwise math
+  double e_contraction = 0.6;     // achievable fraction of tensor/FP32 peak for GEMM/conv
+  double spill_penalty = 1.0;     // multiplier on spill (local-memory) traffic
+  double min_occupancy_for_full_bw = 0.5;  // below this occupancy bandwidth drops linearly
+
+  std::map<std::string, std::string> sources;  // figure name -> datasheet / measurement
+  bool calibrated = false;
+
+  bool is_gpu() const { return kind == "gpu"; }
+};
+
+/// Loads a device: `name_or_path` is a path to a JSON file, or a name looked
+/// up as configs/devices/<name>.json under the data directory (FUSEPLAN_DATA_DIR
+/// env var, else the source tree the binary was built from). Throws Error on a
+/// missing file, malformed JSON or a missing required field.
+DeviceSpec load_device(const std::string& name_or_path);
+/// Names of the configured devices (file stems under configs/devices).
+std::vector<std::string> list_devices();
+/// Serialises a device back to JSON text (used by probe and calibrate).
+std::string device_to_json(const DeviceSpec& d);
+/// Directory holding configs/ and examples/ (see load_device).
+std::string data_dir();
+
+}  // namespace fuseplan

@@ -1,0 +1,46 @@
+// A fusion group: the set of primitives emitted as one kernel. Lives in
+// costmodel/ because the cost model prices it; search/ builds and chooses them.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace fuseplan {
+
+/// Group kinds of DESIGN.md.
+enum class GroupKind { single, loop, reduction, contraction, horizontal, multipass };
+std::string_view to_string(GroupKind k);
+/// Throws Error on an unknown word.
+GroupKind group_kind_from_string(std::string_view s);
+
+struct Group {
+  int id = 0;
+  GroupKind kind = GroupKind::single;
+  /// Primitives computed in this kernel, in topological order. A duplicated
+  /// producer appears in every group that recomputes it.
+  std::vector<NodeId> nodes;
+  /// Subset of `nodes` whose output this group writes to memory.
+  std::vector<NodeId> materialised;
+  /// Subset of `nodes` that are recomputed here although another group also
+  /// computes them (duplicated producers).
+  std::vector<NodeId> duplicated;
+  /// Horizontal groups only: the independent branches (each a subset of nodes).
+  std::vector<std::vector<NodeId>> branches;
+
+  bool contains(NodeId n) const;
+};
+
+/// Distinct producers outside the group whose outputs the group reads
+/// (sources included), in ascending id order.
+std::vector<NodeId> group_inputs(const Graph& g, const Group& grp);
+
+/// Kind a set of primitives would get as one kernel: contraction if it holds
+/// a contraction, else multipass if it holds a reduction whose result is read
+/// again by a node of the group together with the reduced input (softmax,
+/// layer norm), else reduction if it holds a reduction, else loop (several
+/// primitives) or single (one).
+GroupKind infer_group_kind(const Graph& g, const std::vector<NodeId>& nodes);
+
+}  // namespace fuseplan

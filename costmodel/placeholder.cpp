@@ -1,0 +1,1 @@
+namespace fuseplan::costmodel_detail { int placeholder = 0; }

@@ -1,0 +1,163 @@
+// fuseplan graph IR: a DAG of primitives on a Boost.Graph bidirectional
+// adjacency_list. One vertex = one primitive with exactly one output tensor;
+// one edge = one use of that tensor as operand `operand` of the consumer.
+// Sources (graph inputs, weights, folded constants) are vertices of class
+// `source`. The graph is built once by the importer and then read-only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+namespace fuseplan {
+
+/// Every error fuseplan reports to a user: one line, no trailing newline.
+/// The CLI prints "fuseplan: error: <what()>" and exits with code 2.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class DType { f32, f16, bf16, f64, i8, u8, i16, i32, i64, boolean, string, unknown };
+
+/// Size of one element in bytes (bool: 1; string/unknown: 0).
+int64_t dtype_bytes(DType t);
+std::string_view to_string(DType t);
+/// Maps an ONNX TensorProto::DataType value; unsupported values give DType::unknown.
+DType dtype_from_onnx(int onnx_elem_type);
+
+/// A tensor's element type and fully bound shape (after dims are bound every
+/// shape is concrete; `known` is false only downstream of data-dependent ops).
+struct TensorType {
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+  bool known = true;
+
+  /// Number of elements (1 for a scalar). Throws Error on int64 overflow.
+  int64_t numel() const;
+  /// numel() × dtype_bytes, in bytes. Throws Error on int64 overflow.
+  int64_t bytes() const;
+  int rank() const { return static_cast<int>(shape.size()); }
+  std::string str() const;  // e.g. "f32[4096,1024]"
+};
+
+/// Op classes after TVM op patterns / DNNFusion mapping types (DESIGN.md vocabulary).
+enum class OpClass {
+  elementwise, broadcast, reshape, injective, layout, reduction, gather, scatter, scan,
+  contraction, opaque, source
+};
+std::string_view to_string(OpClass c);
+/// Parses the vocabulary word; throws Error on an unknown word.
+OpClass op_class_from_string(std::string_view s);
+inline constexpr int kNumOpClasses = 12;
+
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+
+/// Constant data carried by a source primitive (or a folded constant).
+/// Exactly one of the vectors is filled, matching the dtype family, or `fill`
+/// holds a single value repeated over the whole shape (ConstantOfShape weights).
+struct ConstData {
+  std::vector<float> f32;
+  std::vector<int64_t> i64;
+  std::optional<double> fill;
+  bool empty() const { return f32.empty() && i64.empty() && !fill; }
+};
+
+enum class SourceKind { none, graph_input, weight, constant };
+
+/// One primitive. `name` is unique in the graph and equals the name of its
+/// output tensor. `origin` is the first output name of the ONNX node it came
+/// from (primitives of a decomposed op share `origin`; the last of them keeps
+/// the ONNX output name, the others get `origin` + "/" + suffix).
+struct Primitive {
+  std::string name;
+  std::string op;  // primitive op: ONNX op name where 1:1 ("Add", "Relu"), else e.g. "ReduceMax", "MatMul"
+  OpClass op_class = OpClass::opaque;
+  std::string origin;
+  std::string onnx_op;  // op type of the ONNX node it came from ("Softmax" for its 5 primitives)
+  TensorType out;
+  std::map<std::string, AttrValue> attrs;
+  SourceKind source = SourceKind::none;
+  bool is_graph_output = false;
+  ConstData data;  // sources only, when known
+
+  int64_t attr_int(const std::string& k, int64_t dflt) const;
+  double attr_float(const std::string& k, double dflt) const;
+  std::vector<int64_t> attr_ints(const std::string& k) const;  // empty if absent
+  std::string attr_string(const std::string& k, const std::string& dflt = "") const;
+};
+
+/// Edge property: the consumer reads the producer's output as operand `operand`.
+struct Use {
+  int operand = 0;
+};
+
+using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Primitive, Use>;
+using NodeId = std::size_t;  // == boost vertex descriptor (vecS)
+inline constexpr NodeId kNoNode = static_cast<NodeId>(-1);
+
+/// The primitive DAG. Build with add_node/add_use, then call finalize()
+/// (checks acyclicity, computes topological order). Throws Error on a cycle
+/// or a duplicate name.
+class Graph {
+ public:
+  std::string name;
+  std::vector<std::string> warnings;  // import warnings, one line each
+
+  NodeId add_node(Primitive p);
+  /// consumer reads producer's output as operand index `operand`.
+  void add_use(NodeId producer, NodeId consumer, int operand);
+  void finalize();
+
+  std::size_t size() const { return boost::num_vertices(g_); }
+  const Primitive& node(NodeId n) const { return g_[n]; }
+  Primitive& node_mut(NodeId n) { return g_[n]; }
+  /// kNoNode if absent.
+  NodeId find(std::string_view name) const;
+  /// Throws Error naming the primitive if absent.
+  NodeId at(std::string_view name) const;
+
+  /// Operands of n, ordered by operand index (a tensor read twice appears twice).
+  std::vector<NodeId> operands(NodeId n) const;
+  /// Distinct consumers of n, in ascending id order.
+  std::vector<NodeId> consumers(NodeId n) const;
+  std::size_t num_uses(NodeId n) const { return boost::out_degree(n, g_); }
+
+  /// Topological order (valid after finalize()); position via topo_index().
+  const std::vector<NodeId>& topo_order() const { return topo_; }
+  std::size_t topo_index(NodeId n) const { return topo_pos_[n]; }
+
+  /// True if a path p -> ... -> c of length >= 2 exists (i.e. other than the
+  /// direct edge). Prunes by topological index: O(nodes between p and c).
+  bool has_indirect_path(NodeId p, NodeId c) const;
+  /// True if any path from any node in `from` to any node in `to` passes
+  /// through a node in neither set (the merge of the two sets would be cyclic).
+  bool has_path_outside(std::span<const NodeId> from, std::span<const NodeId> to) const;
+
+  std::vector<NodeId> graph_inputs() const;   // SourceKind::graph_input, in declaration order
+  std::vector<NodeId> graph_outputs() const;  // declaration order
+  void set_graph_outputs(std::vector<NodeId> outs);
+
+  const BoostGraph& boost() const { return g_; }
+
+ private:
+  BoostGraph g_;
+  std::unordered_map<std::string, NodeId> by_name_;
+  std::vector<NodeId> topo_;
+  std::vector<std::size_t> topo_pos_;
+  std::vector<NodeId> outputs_;
+};
+
+/// Number of primitives per op class that are not sources, and sources separately.
+std::map<OpClass, int64_t> op_class_histogram(const Graph& g);
+
+}  // namespace fuseplan

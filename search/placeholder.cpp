@@ -1,0 +1,1 @@
+namespace fuseplan::search_detail { int placeholder = 0; }
