@@ -1,0 +1,74 @@
+// Legality: is a merge allowed? Free functions returning a FusionDecision
+// value (ok, or a blocker code + one-line reason naming the tensors).
+// Strategies ask these; they never re-implement them. Costs are not decided
+// here except where a blocker is defined by a resource limit (registers,
+// shared memory, row residency).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "costmodel/device.h"
+#include "graph/graph.h"
+
+namespace fuseplan {
+
+/// Blocker codes of DESIGN.md. `none` = allowed without remark.
+enum class Blocker {
+  none, layout_mismatch, indirect_access, scan_recurrence, graph_output, multi_consumer,
+  control_flow, reduction_barrier, graph_break, cycle, iteration_space, register_pressure,
+  shared_memory, unprofitable
+};
+std::string_view to_string(Blocker b);
+/// Throws Error on an unknown code.
+Blocker blocker_from_string(std::string_view s);
+
+/// ok() is true when the merge is legal. Legal decisions may still carry an
+/// informational code (graph_output: the write stays; multi_consumer:
+/// duplicate or keep is a cost decision).
+struct FusionDecision {
+  bool legal = true;
+  Blocker blocker = Blocker::none;
+  std::string reason;
+
+  bool ok() const { return legal; }
+  static FusionDecision allow() { return {}; }
+  static FusionDecision note(Blocker b, std::string why) { return {true, b, std::move(why)}; }
+  static FusionDecision forbid(Blocker b, std::string why) { return {false, b, std::move(why)}; }
+  /// And-combination: the first illegal decision wins, else the first note.
+  FusionDecision operator&&(const FusionDecision& o) const;
+};
+
+/// Edge-level legality of putting `producer` and its consumer `consumer` in
+/// one kernel (vertical fusion), from op classes alone: graph breaks, control
+/// flow, indirect access, scans, scatters, layout changes.
+FusionDecision can_fuse_edge(const Graph& g, NodeId producer, NodeId consumer);
+
+/// Group-level legality of merging producer group P into consumer group C
+/// (P has an edge into C). Checks every crossing edge, one contraction per
+/// group, what may surround a contraction (elementwise epilogues, cheap
+/// prologues), reduction compatibility (row-resident multipass needs the row
+/// to fit one block: else reduction_barrier / shared_memory), iteration
+/// spaces, and cycles (a path P -> X -> C through another group).
+FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> producer_group,
+                                  std::span<const NodeId> consumer_group, const DeviceSpec& d);
+
+/// Whether the producer group may be *duplicated* (recomputed) inside a
+/// consumer group: only cheap groups (no contraction, no reduction, no
+/// opaque/gather/scatter/scan) that can legally merge vertically.
+FusionDecision can_duplicate(const Graph& g, std::span<const NodeId> producer_group,
+                             std::span<const NodeId> consumer_group, const DeviceSpec& d);
+
+/// Horizontal legality of launching two independent groups as one kernel:
+/// `independent` must say whether no path connects them (callers know the
+/// group DAG); same iteration space (or both small, for block-index
+/// dispatch); no opaque members.
+FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, std::span<const NodeId> b,
+                                    bool independent);
+
+/// Iteration space of a set of primitives in elements: the largest numel
+/// among outputs and reduction/contraction inputs.
+int64_t iteration_space(const Graph& g, std::span<const NodeId> nodes);
+
+}  // namespace fuseplan

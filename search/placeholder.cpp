@@ -1,1 +1,0 @@
-namespace fuseplan::search_detail { int placeholder = 0; }

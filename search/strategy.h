@@ -1,0 +1,39 @@
+// The strategy interface: a strategy asks legality and cost and decides a
+// partition. Adding a heuristic touches one file under search/strategies/.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "costmodel/device.h"
+#include "graph/graph.h"
+#include "search/plan.h"
+
+namespace fuseplan {
+
+struct SearchOptions {
+  int max_group_size = 128;      // primitives per group (bounds compile time)
+  double time_limit_s = 60;      // exact strategies only
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  /// One-line description for `fuseplan compare --help`.
+  virtual std::string description() const = 0;
+  /// Returns the partition (see make_plan); must be deterministic.
+  virtual std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d,
+                                                     const SearchOptions& o) = 0;
+};
+
+/// Names of all registered strategies, in presentation order.
+std::vector<std::string> strategy_names();
+/// Throws Error naming the known strategies when `name` is unknown.
+std::unique_ptr<Strategy> make_strategy(const std::string& name);
+
+/// Runs a strategy and builds the plan (fills totals.search_ms).
+Plan search(const Graph& g, const DeviceSpec& d, const std::string& strategy, const SearchOptions& o = {});
+
+}  // namespace fuseplan
