@@ -22,14 +22,21 @@ struct GroupCost {
   double launch_us = 0;         // µs
   double predicted_us = 0;      // max(t_mem, t_compute) + launch, µs
   std::string bound;            // "memory", "compute" or "launch"
-  std::string breakdown;        // one human-readable line per term
+  std::string breakdown;        // one human-readable line per term (filled only when asked)
 
   double bytes() const { return bytes_read + bytes_written; }
 };
 
-/// Prices `grp` on device `d`. Throws Error only on an internal
-/// inconsistency (a node of the group missing from the graph).
-GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d);
+/// Prices `grp` on device `d`. Numbers only and cheap (the search calls it
+/// per candidate): `breakdown` stays empty unless `with_breakdown` is true.
+/// Trusts grp.materialised (the search adds graph outputs and tensors read
+/// outside the group). Throws Error only on an internal inconsistency (a
+/// node of the group missing from the graph).
+GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_breakdown = false);
+
+/// The breakdown text of cost(g, grp, d, true): one line per term, e.g.
+/// "bytes_read = 16781312 (x: 16777216, bias: 4096)".
+std::string explain_cost(const Graph& g, const Group& grp, const DeviceSpec& d);
 
 /// FLOP-equivalents of one evaluation of a primitive over its whole output
 /// (transcendentals cost more than adds; table and sources in costmodel/flops.cpp).

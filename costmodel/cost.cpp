@@ -1,0 +1,222 @@
+// Roofline cost of one fusion group: bytes, FLOP-equivalents, registers →
+// t_mem, t_compute, launch. Formulas and parameter provenance:
+// costmodel/README.md. Numbers only; the search decides.
+#include "costmodel/cost.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "costmodel/cost_detail.h"
+
+namespace fuseplan {
+
+namespace costmodel_detail {
+
+GroupView::GroupView(const Graph& graph, const Group& group) : g(graph), grp(group), order(group.nodes) {
+  for (NodeId n : order)
+    if (n >= g.size()) throw Error("group " + std::to_string(grp.id) + " holds node " + std::to_string(n) +
+                                   " which is not in graph '" + g.name + "'");
+  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  index.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) index.emplace_back(order[i], static_cast<int>(i));
+  std::sort(index.begin(), index.end());
+}
+
+int GroupView::pos(NodeId n) const {
+  auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(n, -1));
+  return it != index.end() && it->first == n ? it->second : -1;
+}
+
+double work_elems(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  if (p.op_class == OpClass::reduction && p.op != "MaxPool" && p.op != "AveragePool") {
+    const BoostGraph& bg = g.boost();
+    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
+      if (bg[*it].operand == 0) return static_cast<double>(g.node(boost::source(*it, bg)).out.numel());
+  }
+  return static_cast<double>(p.out.numel());
+}
+
+namespace {
+// Widest reduction: (row elements, row bytes).
+std::pair<double, double> widest_row(const GroupView& v) {
+  std::pair<double, double> best{0, 0};
+  for (NodeId n : v.order) {
+    const Primitive& p = v.g.node(n);
+    if (p.op_class != OpClass::reduction) continue;
+    double out = static_cast<double>(p.out.numel());
+    if (out <= 0) continue;
+    double row = work_elems(v.g, n) / out;
+    const BoostGraph& bg = v.g.boost();
+    double elem_bytes = static_cast<double>(dtype_bytes(p.out.dtype));
+    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
+      if (bg[*it].operand == 0) elem_bytes = static_cast<double>(dtype_bytes(v.g.node(boost::source(*it, bg)).out.dtype));
+    if (row > best.first) best = {row, row * elem_bytes};
+  }
+  return best;
+}
+}  // namespace
+
+double reduction_row_elems(const GroupView& v) { return widest_row(v).first; }
+double reduction_row_bytes(const GroupView& v) { return widest_row(v).second; }
+
+}  // namespace costmodel_detail
+
+namespace {
+
+using namespace costmodel_detail;
+
+// Register budget of a row-resident block: up to 64 registers per thread for
+// row data (the rest for temporaries) over the largest block, 1024 threads
+// (CUDA C Programming Guide, "Thread Hierarchy": max threads per block).
+constexpr double kRowRegsPerThread = 64;
+constexpr double kMaxThreadsPerBlock = 1024;
+constexpr double kRegBytes = 4;
+// µs per byte at 1 GB/s, and per FLOP at 1 TFLOP/s.
+constexpr double kUsPerByteAtGBps = 1e-3;
+constexpr double kUsPerFlopAtTFLOPs = 1e-6;
+
+bool is_core_private(const std::string& name) {  // L1/L2 capacities are per core
+  return name.size() == 2 && std::toupper(static_cast<unsigned char>(name[0])) == 'L' && (name[1] == '1' || name[1] == '2');
+}
+
+// CPU: the smallest cache level whose (all-core) capacity holds the working
+// set; DRAM when none does. Returns (level name, GB/s).
+std::pair<std::string_view, double> cpu_level(double working_set, const DeviceSpec& d) {
+  for (const CacheLevel& c : d.caches) {
+    double cap = c.bytes * (is_core_private(c.name) ? std::max(1, d.sm_count) : 1);
+    if ((c.bytes <= 0 || working_set <= cap) && c.bw_GBps > 0) return {c.name, c.bw_GBps};
+  }
+  return {"DRAM", d.dram_bw_GBps};
+}
+
+double cpu_l1_bw(const DeviceSpec& d) {
+  for (const CacheLevel& c : d.caches)
+    if (c.bw_GBps > 0) return c.bw_GBps;  // ascending size: the first is L1
+  return d.dram_bw_GBps;
+}
+
+double safe_div(double a, double b) { return b > 0 ? a / b : 0; }
+
+std::string num(double x, int decimals = 0) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
+std::string tensor_list(const Graph& g, const std::vector<NodeId>& ns) {
+  std::string s;
+  for (NodeId n : ns) {
+    if (!s.empty()) s += ", ";
+    s += g.node(n).name + ": " + num(static_cast<double>(g.node(n).out.bytes()));
+  }
+  return s;
+}
+
+}  // namespace
+
+bool fits_row_resident(double row_bytes, const DeviceSpec& d) {
+  if (!d.is_gpu()) {
+    // CPU: one core keeps the row in its private L2 (else the largest level).
+    double cap = d.l2_bytes;
+    for (const CacheLevel& c : d.caches)
+      if (c.name == "L2" || c.name == "l2") cap = c.bytes;
+    return row_bytes <= cap;
+  }
+  double threads = std::min<double>(kMaxThreadsPerBlock, d.max_threads_per_sm > 0 ? d.max_threads_per_sm : kMaxThreadsPerBlock);
+  double reg_bytes = std::min(kRowRegsPerThread * threads, static_cast<double>(d.regs_per_sm)) * kRegBytes;
+  double smem = d.smem_per_block_bytes > 0 ? d.smem_per_block_bytes : d.smem_per_sm_bytes;
+  return row_bytes <= std::max(reg_bytes, smem);
+}
+
+GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_breakdown) {
+  GroupView v(g, grp);
+  GroupCost c;
+
+  // --- bytes: external inputs once, materialised outputs once ---
+  std::vector<NodeId> inputs = group_inputs(g, grp);
+  for (NodeId n : v.order)  // sources placed inside the group are loads too
+    if (g.node(n).op_class == OpClass::source) inputs.push_back(n);
+  double read = 0, written = 0;
+  for (NodeId n : inputs) read += static_cast<double>(g.node(n).out.bytes());
+  for (NodeId n : grp.materialised)
+    if (g.node(n).op_class != OpClass::source) written += static_cast<double>(g.node(n).out.bytes());
+  // A multipass group whose row fits no block re-reads its inputs once per
+  // reduction pass (the search should not form it: reduction_barrier).
+  double passes = 1;
+  if (grp.kind == GroupKind::multipass && !fits_row_resident(reduction_row_bytes(v), d)) {
+    for (NodeId n : v.order) passes += g.node(n).op_class == OpClass::reduction;
+    read *= passes;
+  }
+
+  // --- FLOPs with recomputation, registers, spills, occupancy ---
+  GroupFlops f = group_flops(v);
+  RegisterEstimate r = estimate_registers(v, d);
+  c.flops = f.total();
+  c.regs_per_thread = r.regs;
+  c.occupancy = r.occupancy;
+  c.spill_bytes = r.spill_bytes;
+  c.bytes_read = read + r.spill_bytes / 2;      // spill loads
+  c.bytes_written = written + r.spill_bytes / 2;  // spill stores
+
+  // --- time ---
+  double bw = d.dram_bw_GBps;
+  std::string_view level = "DRAM";
+  double occ_factor = 1;
+  if (d.is_gpu()) {
+    if (d.min_occupancy_for_full_bw > 0) occ_factor = std::min(1.0, r.occupancy / d.min_occupancy_for_full_bw);
+    c.t_mem_us = safe_div(c.bytes() * kUsPerByteAtGBps, bw * d.e_mem * occ_factor);
+  } else {
+    std::tie(level, bw) = cpu_level(read + written, d);
+    c.t_mem_us = safe_div((read + written) * kUsPerByteAtGBps, bw * d.e_mem) +
+                 safe_div(r.spill_bytes * kUsPerByteAtGBps, cpu_l1_bw(d) * d.e_mem);
+  }
+  double peak_c = d.tensor_TFLOPs > 0 ? d.tensor_TFLOPs : d.fp32_TFLOPs;
+  double t_contraction = safe_div(f.contraction * kUsPerFlopAtTFLOPs, peak_c * d.e_contraction);
+  double t_other = safe_div(f.other * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
+  c.t_compute_us = t_contraction + t_other;
+  c.launch_us = d.launch_us;
+  double body = std::max(c.t_mem_us, c.t_compute_us);
+  c.predicted_us = body + c.launch_us;
+  c.bound = c.launch_us > body ? "launch" : (c.t_mem_us >= c.t_compute_us ? "memory" : "compute");
+
+  if (!with_breakdown) return c;
+  std::string& b = c.breakdown;
+  b += "kind = " + std::string(to_string(grp.kind)) + ", " + std::to_string(v.order.size()) + " primitives on " + d.name + "\n";
+  b += "bytes_read = " + num(c.bytes_read) + " (" + tensor_list(g, inputs) +
+       (passes > 1 ? "; × " + num(passes) + " passes, row not resident" : "") +
+       (r.spill_bytes > 0 ? "; spill loads " + num(r.spill_bytes / 2) : "") + ")\n";
+  b += "bytes_written = " + num(c.bytes_written) + " (" + tensor_list(g, grp.materialised) +
+       (r.spill_bytes > 0 ? "; spill stores " + num(r.spill_bytes / 2) : "") + ")\n";
+  b += "flops = " + num(c.flops) + " (";
+  for (std::size_t i = 0; i < v.order.size(); ++i) {
+    double pf = primitive_flops(g, v.order[i]);
+    if (pf <= 0) continue;
+    if (b.back() != '(') b += ", ";
+    b += g.node(v.order[i]).name + ": " + num(pf) + (f.times[i] != 1 ? " × " + num(f.times[i], 2) : "");
+  }
+  b += ")\n";
+  b += "regs_per_thread = " + std::to_string(r.regs) + " (live " + std::to_string(r.live_regs) + " + address " +
+       std::to_string(r.base_regs) + " + accumulators/row/fragments " + std::to_string(r.extra_regs) + "; limit " +
+       std::to_string(d.max_regs_per_thread) + ")" +
+       (r.spill_bytes > 0 ? ", spill_bytes = " + num(r.spill_bytes) : "") + "\n";
+  b += "occupancy = " + num(r.occupancy, 3) + (r.smem_bytes > 0 ? " (row in shared memory: " + num(r.smem_bytes) + " B)" : "") + "\n";
+  b += "t_mem = " + num(c.t_mem_us, 3) + " us (" + num(c.bytes()) + " B / (" + std::string(level) + " " + num(bw, 1) +
+       " GB/s × e_mem " + num(d.e_mem, 2) + (d.is_gpu() ? " × occupancy factor " + num(occ_factor, 2) : "") + "))\n";
+  b += "t_compute = " + num(c.t_compute_us, 3) + " us (contraction " + num(f.contraction) + " / (" + num(peak_c, 1) +
+       " TFLOP/s × e_contraction " + num(d.e_contraction, 2) + ") + other " + num(f.other) + " / (" +
+       num(d.fp32_TFLOPs, 1) + " TFLOP/s × e_cmp " + num(d.e_cmp, 2) + "))\n";
+  b += "launch = " + num(c.launch_us, 3) + " us\n";
+  b += "predicted = " + num(c.predicted_us, 3) + " us (" + c.bound + "-bound)";
+  return c;
+}
+
+std::string explain_cost(const Graph& g, const Group& grp, const DeviceSpec& d) {
+  return cost(g, grp, d, true).breakdown;
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,68 @@
+// Internal pieces of the cost model shared by cost.cpp, flops.cpp and
+// registers.cpp (not part of the public API; tests may use them).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "costmodel/device.h"
+#include "costmodel/group.h"
+#include "graph/graph.h"
+
+namespace fuseplan::costmodel_detail {
+
+// GEMM/conv output tile and its thread count, as the contraction emitter and
+// library kernels use it (CUTLASS's default SM80/SM90 128x128 threadblock tile
+// with 8 warps; the seed text's 128x128-over-256-threads example).
+inline constexpr int kTileM = 128;
+inline constexpr int kTileN = 128;
+inline constexpr int kTileThreads = 256;
+
+/// A group's nodes in topological order with an id -> position lookup.
+/// Built once per cost() call (two small vectors).
+struct GroupView {
+  const Graph& g;
+  const Group& grp;
+  std::vector<NodeId> order;                  // grp.nodes sorted by topo index
+  std::vector<std::pair<NodeId, int>> index;  // (node, position in order), sorted by node
+
+  GroupView(const Graph& graph, const Group& group);
+  /// Position of n in `order`, or -1 when n is not in the group.
+  int pos(NodeId n) const;
+};
+
+/// Elements a primitive works on: the reduced input for a reduction (so a
+/// fused prologue runs once per reduction step), its output otherwise.
+double work_elems(const Graph& g, NodeId n);
+
+/// Row length (elements) of the widest reduction in the group, 0 if none.
+double reduction_row_elems(const GroupView& v);
+/// Bytes of that row (row elements × the reduced input's element size).
+double reduction_row_bytes(const GroupView& v);
+
+// ---- flops.cpp ----
+struct GroupFlops {
+  double contraction = 0;     // FLOP-equivalents of contraction nodes (tensor/GEMM peak)
+  double other = 0;           // everything else (FP32 peak)
+  std::vector<double> times;  // per position in GroupView::order: times computed
+  double total() const { return contraction + other; }
+};
+/// Σ primitive_flops × times computed (see costmodel/README.md).
+GroupFlops group_flops(const GroupView& v);
+
+// ---- registers.cpp ----
+struct RegisterEstimate {
+  int regs = 0;               // estimated registers per thread (GPU) / vector registers (CPU)
+  int live_regs = 0;          // from the expression DAG: peak live values × width
+  int base_regs = 0;          // address / index registers
+  int extra_regs = 0;         // accumulators, shuffles, resident row, operand fragments
+  int accumulator_regs = 0;   // contraction: tile_m·tile_n/threads (part of extra_regs)
+  double threads = 0;         // threads (GPU) or vector iterations (CPU) the kernel runs
+  double spill_bytes = 0;     // local-memory (GPU) / L1 (CPU) traffic, × spill_penalty
+  double occupancy = 1.0;     // resident threads / max threads per SM (1 on CPU)
+  double smem_bytes = 0;      // shared memory per block (multipass rows that miss registers)
+};
+RegisterEstimate estimate_registers(const GroupView& v, const DeviceSpec& d);
+
+}  // namespace fuseplan::costmodel_detail

@@ -1,0 +1,245 @@
+// FLOP-equivalents per primitive, and a group's FLOPs with recomputation
+// (times computed) of fused producers.
+//
+// One FLOP-equivalent = one FP32 add/mul/FMA issue slot. Transcendentals are
+// priced by their throughput relative to FMA:
+//  - CUDA C Programming Guide, "Arithmetic Instructions" throughput table
+//    (cc 8.x/9.0): FP32 add/mul/FMA 64–128 results/clk/SM, SFU functions
+//    (__expf, __logf, rsqrt, sin, cos) 16 results/clk/SM → 4–8× an FMA, plus
+//    range reduction in the accurate versions;
+//  - Agner Fog, "Instruction tables" (vdivps ~ 5–10× vmulps reciprocal
+//    throughput) and the glibc/SLEEF vectorised libm polynomials
+//    (expf/logf ≈ 10–15 FMAs, erff/tanhf ≈ 15–25);
+// so the table uses exp/log/sin/cos 8, sqrt 8, erf/tanh 16, div/rcp 4.
+// These are estimates (issue-slot counts), not measurements: calibration
+// corrects them through e_cmp.
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "costmodel/cost.h"
+#include "costmodel/cost_detail.h"
+
+namespace fuseplan {
+
+namespace {
+
+struct OpFlops {
+  std::string_view op;
+  double per_elem;  // FLOP-equivalents per output element
+};
+
+// Per-output-element FLOP-equivalents of elementwise/broadcast primitives
+// (docs/ir.md op list). Provenance: file comment above (throughput ratios).
+constexpr OpFlops kElementwise[] = {
+    {"Add", 1}, {"Sub", 1}, {"Mul", 1}, {"Neg", 1}, {"Abs", 1}, {"Relu", 1},
+    {"Min", 1}, {"Max", 1}, {"Sign", 1}, {"Ceil", 1}, {"Floor", 1}, {"Round", 1},
+    {"Cast", 1}, {"Not", 1}, {"And", 1}, {"Or", 1}, {"Xor", 1}, {"Where", 1},
+    {"Equal", 1}, {"Less", 1}, {"Greater", 1}, {"LessOrEqual", 1}, {"GreaterOrEqual", 1},
+    {"OneHot", 1},
+    {"Clip", 2},            // min + max
+    {"LeakyRelu", 2},       // compare + mul (select)
+    {"HardSigmoid", 3},     // fma + clamp
+    {"HardSwish", 4},       // hard-sigmoid + mul
+    {"DequantizeLinear", 2},  // sub + mul
+    {"Div", 4},             // rcp (SFU) + Newton FMAs
+    {"Reciprocal", 4},      // same as Div
+    {"Mod", 6},             // div + trunc + fma
+    {"QuantizeLinear", 8},  // div + round + add + clamp
+    {"Sqrt", 8},            // SFU rsqrt + refinement
+    {"Exp", 8}, {"Log", 8}, {"Sin", 8}, {"Cos", 8},  // SFU / libm polynomial
+    {"Elu", 10},            // exp + sub + select
+    {"Sigmoid", 13},        // exp + add + div
+    {"Erf", 16}, {"Tanh", 16},  // libdevice / libm polynomials
+    {"Softplus", 17},       // log(1 + exp)
+    {"Pow", 20},            // log + mul + exp
+};
+// Unknown elementwise ops: priced like a plain arithmetic op (estimate).
+constexpr double kDefaultElementwise = 1;
+// Linear Resize: bilinear weights + 4 taps ≈ 8 FLOP per output (estimate).
+constexpr double kResizeLinear = 8;
+// ReduceMean / AveragePool: one extra multiply by 1/count per output.
+constexpr double kMeanScale = 1;
+
+double elementwise_per_elem(std::string_view op) {
+  for (const OpFlops& f : kElementwise)
+    if (f.op == op) return f.per_elem;
+  return kDefaultElementwise;
+}
+
+double prod(const std::vector<int64_t>& v, std::size_t from = 0) {
+  double p = 1;
+  for (std::size_t i = from; i < v.size(); ++i) p *= static_cast<double>(v[i]);
+  return p;
+}
+
+// Operand k's tensor type, nullptr if absent.
+const TensorType* operand_type(const Graph& g, NodeId n, int k) {
+  const BoostGraph& bg = g.boost();
+  for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
+    if (bg[*it].operand == k) return &g.node(boost::source(*it, bg)).out;
+  return nullptr;
+}
+
+// Reduction dim K of a MatMul (operand A's contracted axis).
+double matmul_k(const Graph& g, NodeId n) {
+  const TensorType* a = operand_type(g, n, 0);
+  if (!a || a->shape.empty()) return 1;
+  const Primitive& p = g.node(n);
+  bool trans_a = p.attr_int("transA", 0) != 0;
+  if (a->rank() == 1) return static_cast<double>(a->shape[0]);
+  return static_cast<double>(trans_a ? a->shape[a->rank() - 2] : a->shape[a->rank() - 1]);
+}
+
+// Output dims M and N of a MatMul/Conv as an implicit GEMM (batch folded into M).
+std::pair<double, double> gemm_mn(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  double numel = static_cast<double>(p.out.numel());
+  if (p.op == "MatMul") {
+    double nn = p.out.rank() >= 1 ? static_cast<double>(p.out.shape.back()) : 1;
+    return {nn > 0 ? numel / nn : 0, nn};
+  }
+  // Conv/ConvTranspose: output [N, K, P, Q...]: GEMM M = N·P·Q, N = K.
+  double k = p.out.rank() >= 2 ? static_cast<double>(p.out.shape[1]) : 1;
+  return {k > 0 ? numel / k : 0, k};
+}
+
+}  // namespace
+
+double primitive_flops(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  if (!p.out.known) return 0;
+  double out = static_cast<double>(p.out.numel());
+  switch (p.op_class) {
+    case OpClass::source:
+    case OpClass::reshape:
+    case OpClass::layout:
+    case OpClass::gather:
+      return 0;  // pure data movement: priced as bytes, not FLOPs
+    case OpClass::injective:
+      return p.op == "Resize" && p.attr_string("mode", "nearest") == "linear" ? out * kResizeLinear : 0;
+    case OpClass::elementwise:
+    case OpClass::broadcast:
+      return out * elementwise_per_elem(p.op);
+    case OpClass::reduction: {
+      if (p.op == "MaxPool" || p.op == "AveragePool") {
+        double window = prod(p.attr_ints("kernel_shape"));
+        return out * (window + (p.op == "AveragePool" ? kMeanScale : 0));
+      }
+      const TensorType* in = operand_type(g, n, 0);
+      double in_elems = in ? static_cast<double>(in->numel()) : out;
+      bool mean = p.op == "ReduceMean" || p.op == "GlobalAveragePool";
+      return in_elems + (mean ? out * kMeanScale : 0);  // one op per input element
+    }
+    case OpClass::contraction: {
+      const TensorType* w = operand_type(g, n, 1);
+      if (p.op == "MatMul") return 2 * out * matmul_k(g, n);
+      if (!w || w->rank() < 2) return 0;
+      if (p.op == "ConvTranspose") {  // 2 · input numel · (K/group)·R·S
+        const TensorType* x = operand_type(g, n, 0);
+        return 2 * (x ? static_cast<double>(x->numel()) : 0) * prod(w->shape, 1);
+      }
+      return 2 * out * prod(w->shape, 1);  // Conv: 2·N·K·P·Q · (C/group)·R·S
+    }
+    case OpClass::scan:
+      return out;  // one add per element
+    case OpClass::scatter: {
+      const TensorType* upd = operand_type(g, n, 2);  // (data, indices, updates)
+      bool accumulates = p.attr_string("reduction", "none") != "none";
+      return accumulates && upd ? static_cast<double>(upd->numel()) : 0;
+    }
+    case OpClass::opaque:
+      return out;  // untraced: one op per output element (estimate)
+  }
+  return 0;
+}
+
+namespace costmodel_detail {
+
+namespace {
+
+// Anchored values are computed once per element of their own output and kept
+// (registers / shared memory): reductions, contractions, stateful or untraced
+// ops, and anything downstream of them inside the group. Pure values (loads
+// and elementwise math on them) are recomputed wherever a consumer needs them.
+bool is_anchor(OpClass c) {
+  return c == OpClass::reduction || c == OpClass::contraction || c == OpClass::scan ||
+         c == OpClass::scatter || c == OpClass::opaque;
+}
+
+// Evaluations of producer n (operand k of consumer c, c computed `c_times`
+// times over its output) that c needs.
+double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
+  const Primitive& cp = g.node(c);
+  double n_elems = static_cast<double>(g.node(n).out.numel());
+  double c_elems = static_cast<double>(cp.out.numel());
+  switch (cp.op_class) {
+    case OpClass::reduction:
+      if (cp.op == "MaxPool" || cp.op == "AveragePool")  // every window re-reads
+        return c_times * c_elems * prod(cp.attr_ints("kernel_shape"));
+      return c_times * n_elems;  // once per reduction step
+    case OpClass::contraction: {
+      // Prologue: recomputed once per output tile that reads it.
+      auto [m, nn] = gemm_mn(g, c);
+      if (k == 0) {
+        double tiles_n = std::ceil(nn / kTileN);
+        // Conv: each input element feeds R·S/stride taps of the im2col matrix.
+        double taps = 1;
+        if (cp.op == "Conv") {
+          const TensorType* w = operand_type(g, c, 1);
+          double group = static_cast<double>(cp.attr_int("group", 1));
+          if (w && w->rank() >= 2 && n_elems > 0)
+            taps = std::max(1.0, m * prod(w->shape, 1) * group / n_elems);
+        }
+        return c_times * n_elems * taps * std::max(1.0, tiles_n);
+      }
+      if (k == 1) return c_times * n_elems * std::max(1.0, std::ceil(m / kTileM));
+      return c_times * n_elems;
+    }
+    default:
+      return c_times * c_elems;  // once per consumer element (broadcast recomputes)
+  }
+}
+
+}  // namespace
+
+GroupFlops group_flops(const GroupView& v) {
+  const Graph& g = v.g;
+  const BoostGraph& bg = g.boost();
+  const std::size_t k = v.order.size();
+  GroupFlops out;
+  out.times.assign(k, 1.0);
+  std::vector<char> anchored(k, 0);
+  for (std::size_t i = 0; i < k; ++i) {
+    NodeId n = v.order[i];
+    anchored[i] = is_anchor(g.node(n).op_class);
+    for (auto [it, end] = boost::in_edges(n, bg); it != end && !anchored[i]; ++it) {
+      int p = v.pos(boost::source(*it, bg));
+      if (p >= 0 && anchored[p]) anchored[i] = 1;
+    }
+  }
+  // Backwards: a pure value is computed as often as its hungriest in-group
+  // consumer needs it (consumers at one position share the register).
+  for (std::size_t r = k; r-- > 0;) {
+    NodeId n = v.order[r];
+    if (anchored[r]) continue;
+    double n_elems = static_cast<double>(g.node(n).out.numel());
+    double need = 0;
+    for (auto [it, end] = boost::out_edges(n, bg); it != end; ++it) {
+      NodeId c = boost::target(*it, bg);
+      int cp = v.pos(c);
+      if (cp < 0) continue;
+      need = std::max(need, demand(g, n, c, bg[*it].operand, out.times[cp]));
+    }
+    if (n_elems > 0) out.times[r] = std::max(1.0, need / n_elems);
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    NodeId n = v.order[i];
+    double f = primitive_flops(g, n) * out.times[i];
+    (g.node(n).op_class == OpClass::contraction ? out.contraction : out.other) += f;
+  }
+  return out;
+}
+
+}  // namespace costmodel_detail
+}  // namespace fuseplan

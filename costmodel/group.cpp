@@ -1,0 +1,87 @@
+// Fusion-group helpers: kind names, membership, external inputs, kind inference.
+#include "costmodel/group.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+namespace fuseplan {
+
+namespace {
+constexpr std::array<std::string_view, 6> kGroupKindNames = {
+    "single", "loop", "reduction", "contraction", "horizontal", "multipass"};
+
+bool in(const std::vector<NodeId>& v, NodeId n) { return std::find(v.begin(), v.end(), n) != v.end(); }
+
+// True if some node of the group reads the result of reduction `r` (directly
+// or through other group nodes) together with r's reduced input or one of that
+// input's producers: the row must stay resident between the passes.
+bool is_reread_reduction(const Graph& g, const std::vector<NodeId>& nodes, NodeId r) {
+  const BoostGraph& bg = g.boost();
+  std::vector<NodeId> ops = g.operands(r);
+  if (ops.empty()) return false;
+  // Ancestors of the reduced input inside the group, plus the external
+  // tensors at the boundary (the row data and everything it is made of).
+  std::vector<NodeId> upstream{ops[0]};
+  for (std::size_t i = 0; i < upstream.size(); ++i) {
+    NodeId u = upstream[i];
+    if (!in(nodes, u)) continue;
+    for (auto [it, end] = boost::in_edges(u, bg); it != end; ++it) {
+      NodeId p = boost::source(*it, bg);
+      if (!in(upstream, p)) upstream.push_back(p);
+    }
+  }
+  // Descendants of r inside the group.
+  std::vector<NodeId> downstream{r};
+  for (std::size_t i = 0; i < downstream.size(); ++i)
+    for (auto [it, end] = boost::out_edges(downstream[i], bg); it != end; ++it) {
+      NodeId c = boost::target(*it, bg);
+      if (in(nodes, c) && !in(downstream, c)) downstream.push_back(c);
+    }
+  for (std::size_t i = 1; i < downstream.size(); ++i)
+    for (auto [it, end] = boost::in_edges(downstream[i], bg); it != end; ++it) {
+      NodeId o = boost::source(*it, bg);
+      if (in(upstream, o) && !in(downstream, o)) return true;
+    }
+  return false;
+}
+}  // namespace
+
+std::string_view to_string(GroupKind k) { return kGroupKindNames[static_cast<std::size_t>(k)]; }
+
+GroupKind group_kind_from_string(std::string_view s) {
+  for (std::size_t i = 0; i < kGroupKindNames.size(); ++i)
+    if (kGroupKindNames[i] == s) return static_cast<GroupKind>(i);
+  throw Error("unknown group kind '" + std::string(s) +
+              "' (expected single, loop, reduction, contraction, horizontal or multipass)");
+}
+
+bool Group::contains(NodeId n) const { return in(nodes, n); }
+
+std::vector<NodeId> group_inputs(const Graph& g, const Group& grp) {
+  const BoostGraph& bg = g.boost();
+  std::vector<NodeId> out;
+  for (NodeId n : grp.nodes)
+    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
+      NodeId p = boost::source(*it, bg);
+      if (!grp.contains(p)) out.push_back(p);
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+GroupKind infer_group_kind(const Graph& g, const std::vector<NodeId>& nodes) {
+  bool has_reduction = false;
+  for (NodeId n : nodes)
+    if (g.node(n).op_class == OpClass::contraction) return GroupKind::contraction;
+  for (NodeId n : nodes) {
+    if (g.node(n).op_class != OpClass::reduction) continue;
+    has_reduction = true;
+    if (is_reread_reduction(g, nodes, n)) return GroupKind::multipass;
+  }
+  if (has_reduction) return GroupKind::reduction;
+  return nodes.size() > 1 ? GroupKind::loop : GroupKind::single;
+}
+
+}  // namespace fuseplan

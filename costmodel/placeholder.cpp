@@ -1,1 +1,0 @@
-namespace fuseplan::costmodel_detail { int placeholder = 0; }

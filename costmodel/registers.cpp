@@ -1,0 +1,232 @@
+// Register-pressure estimate of a fusion group, its spill traffic and the
+// occupancy it allows. GPU: 32-bit registers per thread; CPU: AVX2 vector
+// registers. Formulas and provenance: costmodel/README.md ("Registers").
+#include <algorithm>
+#include <cmath>
+
+#include "costmodel/cost_detail.h"
+
+namespace fuseplan::costmodel_detail {
+
+namespace {
+
+// --- GPU ---
+// Address/index registers of a grid-stride kernel: 64-bit base pointers,
+// thread/block index, bound and stride. Estimate: `ptxas -v` on simple
+// elementwise kernels reports 8–16 registers in total.
+constexpr int kGpuAddressRegs = 10;
+// Reduction kernels: per reduction, accumulator + shuffle temporary; once,
+// lane and warp index (warp-shuffle tree reduction, CUDA samples `reduction`).
+constexpr int kGpuRegsPerReduction = 2;
+constexpr int kGpuReductionIndexRegs = 2;
+// Multipass: a row stays in registers while row_len / threads_per_block ≤ this
+// many registers per thread (estimate: leaves room for temporaries under 255
+// while keeping two blocks per SM), else it is staged in shared memory.
+constexpr int kGpuRowRegsLimit = 128;
+// Contraction operand fragments: double-buffered A (16) + B (8) mma.sync
+// m16n8k16 fragments of a 64×32 warp tile (estimate from the PTX ISA fragment
+// layouts).
+constexpr int kGpuOperandFragmentRegs = 24;
+// Registers are allocated per warp in units of 256 (8 per thread): CUDA
+// Occupancy Calculator, "register allocation unit size" for cc ≥ 5.0.
+constexpr int kGpuRegAllocUnit = 8;
+constexpr double kBytesPerReg = 4;  // 32-bit registers
+
+// --- CPU (AVX2) ---
+constexpr double kCpuVectorBytes = 32;  // one ymm register (Intel SDM vol. 1, 14.1)
+// GEMM micro-kernel: 12 ymm accumulators (6×16 f32 tile) + 2 B vectors + 1
+// broadcast A (BLIS Haswell sgemm micro-kernel).
+constexpr int kCpuGemmAccumulators = 12;
+constexpr int kCpuGemmOperandRegs = 3;
+constexpr int kCpuRegsPerReduction = 1;  // vector accumulator
+
+// Peak number of registers live when the positions `subset` (ascending) of
+// the view are evaluated in order. A value occupies `width` registers from
+// its definition (external inputs: from their first load) to its last use
+// in the subset; a value nobody in the subset reads dies after its store.
+int peak_live(const GroupView& v, const std::vector<int>& subset, double elems, double reg_bytes) {
+  const Graph& g = v.g;
+  const BoostGraph& bg = g.boost();
+  auto width = [&](NodeId n) {
+    double b = static_cast<double>(dtype_bytes(g.node(n).out.dtype));
+    return std::max(1, static_cast<int>(std::ceil(elems * b / reg_bytes)));
+  };
+  std::vector<char> in_subset(v.order.size(), 0);
+  for (int p : subset) in_subset[p] = 1;
+  // Last use (position) of every in-group value and every external input.
+  std::vector<int> last_use(v.order.size(), -1);
+  std::vector<std::pair<NodeId, int>> ext_last;  // (external node, last use)
+  for (int p : subset)
+    for (auto [it, end] = boost::in_edges(v.order[p], bg); it != end; ++it) {
+      NodeId o = boost::source(*it, bg);
+      int op = v.pos(o);
+      if (op >= 0 && in_subset[op]) {
+        last_use[op] = std::max(last_use[op], p);
+      } else {
+        auto e = std::find_if(ext_last.begin(), ext_last.end(), [&](auto& x) { return x.first == o; });
+        if (e == ext_last.end()) ext_last.emplace_back(o, p);
+        else e->second = std::max(e->second, p);
+      }
+    }
+  std::vector<NodeId> loaded;
+  int live = 0, peak = 0;
+  for (int p : subset) {
+    NodeId n = v.order[p];
+    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
+      NodeId o = boost::source(*it, bg);
+      int op = v.pos(o);
+      if ((op < 0 || !in_subset[op]) && std::find(loaded.begin(), loaded.end(), o) == loaded.end()) {
+        loaded.push_back(o);
+        live += width(o);
+      }
+    }
+    live += width(n);
+    peak = std::max(peak, live);
+    // Free what dies here: operands at their last use, n if unused later.
+    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
+      NodeId o = boost::source(*it, bg);
+      int op = v.pos(o);
+      if (op >= 0 && in_subset[op]) {
+        if (last_use[op] == p) { live -= width(o); last_use[op] = -2; }
+      } else {
+        auto e = std::find_if(ext_last.begin(), ext_last.end(), [&](auto& x) { return x.first == o; });
+        if (e != ext_last.end() && e->second == p) { live -= width(o); e->second = -2; }
+      }
+    }
+    if (last_use[p] == -1) live -= width(n);
+  }
+  return peak;
+}
+
+int count_reductions(const GroupView& v) {
+  int r = 0;
+  for (NodeId n : v.order) r += v.g.node(n).op_class == OpClass::reduction;
+  return r;
+}
+
+NodeId first_contraction(const GroupView& v) {
+  for (NodeId n : v.order)
+    if (v.g.node(n).op_class == OpClass::contraction) return n;
+  return kNoNode;
+}
+
+std::vector<int> all_positions(const GroupView& v) {
+  std::vector<int> s(v.order.size());
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<int>(i);
+  return s;
+}
+
+// Positions of each horizontal branch (empty branches list: the whole group).
+std::vector<std::vector<int>> branch_positions(const GroupView& v) {
+  std::vector<std::vector<int>> out;
+  for (const auto& b : v.grp.branches) {
+    std::vector<int> s;
+    for (NodeId n : b)
+      if (int p = v.pos(n); p >= 0) s.push_back(p);
+    std::sort(s.begin(), s.end());
+    if (!s.empty()) out.push_back(std::move(s));
+  }
+  if (out.empty()) out.push_back(all_positions(v));
+  return out;
+}
+
+double iteration_space(const GroupView& v) {
+  double it = 0;
+  for (NodeId n : v.order) {
+    if (v.g.node(n).op_class == OpClass::source) continue;
+    double w = work_elems(v.g, n);
+    it = v.grp.kind == GroupKind::horizontal ? it + w : std::max(it, w);
+  }
+  return it;
+}
+
+RegisterEstimate estimate_gpu(const GroupView& v, const DeviceSpec& d) {
+  RegisterEstimate r;
+  const double ept = std::max(1, d.elems_per_thread);
+  const int tpb_loop = std::max(1, d.threads_per_block);
+  int tpb = tpb_loop;
+  const int reductions = count_reductions(v);
+  const int reduction_regs = reductions ? reductions * kGpuRegsPerReduction + kGpuReductionIndexRegs : 0;
+  r.base_regs = kGpuAddressRegs;
+  switch (v.grp.kind) {
+    case GroupKind::contraction: {
+      NodeId c = first_contraction(v);
+      double acc_bytes = c == kNoNode ? 4 : std::max<double>(4, dtype_bytes(v.g.node(c).out.dtype));
+      tpb = kTileThreads;
+      r.accumulator_regs = static_cast<int>(kTileM * kTileN / kTileThreads * acc_bytes / kBytesPerReg);
+      r.extra_regs = r.accumulator_regs + kGpuOperandFragmentRegs;
+      r.live_regs = peak_live(v, all_positions(v), 1, kBytesPerReg);  // epilogue: one accumulator at a time
+      double out_elems = c == kNoNode ? 0 : static_cast<double>(v.g.node(c).out.numel());
+      r.threads = out_elems / (kTileM * kTileN) * kTileThreads;
+      break;
+    }
+    case GroupKind::multipass: {
+      double row = reduction_row_elems(v);
+      int row_regs = static_cast<int>(std::ceil(row / tpb));
+      r.live_regs = peak_live(v, all_positions(v), 1, kBytesPerReg);
+      if (row_regs <= kGpuRowRegsLimit) r.extra_regs = row_regs;
+      else r.smem_bytes = reduction_row_bytes(v);  // staged in shared memory instead
+      r.extra_regs += reduction_regs;
+      double rows = row > 0 ? iteration_space(v) / row : 0;
+      r.threads = rows * tpb;
+      break;
+    }
+    case GroupKind::horizontal: {
+      // Sum over branches: a block may run any branch and the kernel is
+      // allocated registers for all of them (seed text; see README "Gaps").
+      for (const auto& b : branch_positions(v)) r.live_regs += peak_live(v, b, ept, kBytesPerReg);
+      r.extra_regs = reduction_regs;
+      r.threads = iteration_space(v) / ept;
+      break;
+    }
+    default:
+      r.live_regs = peak_live(v, all_positions(v), ept, kBytesPerReg);
+      r.extra_regs = reduction_regs;
+      r.threads = iteration_space(v) / ept;
+      break;
+  }
+  r.regs = r.base_regs + r.live_regs + r.extra_regs;
+  const int limit = std::max(1, d.max_regs_per_thread);
+  if (r.regs > limit)
+    r.spill_bytes = (r.regs - limit) * kBytesPerReg * 2 * r.threads * d.spill_penalty;  // store + load
+  // Occupancy: resident blocks limited by registers (and shared memory).
+  int used = std::min(r.regs, limit);
+  used = (used + kGpuRegAllocUnit - 1) / kGpuRegAllocUnit * kGpuRegAllocUnit;
+  double blocks = std::floor(static_cast<double>(d.regs_per_sm) / (static_cast<double>(used) * tpb));
+  if (r.smem_bytes > 0 && d.smem_per_sm_bytes > 0)
+    blocks = std::min(blocks, std::floor(d.smem_per_sm_bytes / r.smem_bytes));
+  double resident = blocks >= 1 ? blocks * tpb : static_cast<double>(d.regs_per_sm) / used;
+  r.occupancy = d.max_threads_per_sm > 0 ? std::min(1.0, resident / d.max_threads_per_sm) : 1.0;
+  return r;
+}
+
+RegisterEstimate estimate_cpu(const GroupView& v, const DeviceSpec& d) {
+  RegisterEstimate r;
+  const double lanes_f32 = kCpuVectorBytes / 4;  // the loop is vectorised over f32 lanes
+  const int reductions = count_reductions(v);
+  r.extra_regs = reductions * kCpuRegsPerReduction;
+  if (v.grp.kind == GroupKind::contraction) {
+    r.accumulator_regs = kCpuGemmAccumulators;
+    r.extra_regs += kCpuGemmAccumulators + kCpuGemmOperandRegs;
+  }
+  if (v.grp.kind == GroupKind::horizontal) {
+    for (const auto& b : branch_positions(v)) r.live_regs += peak_live(v, b, lanes_f32, kCpuVectorBytes);
+  } else {
+    r.live_regs = peak_live(v, all_positions(v), lanes_f32, kCpuVectorBytes);
+  }
+  r.regs = r.live_regs + r.extra_regs;  // addresses live in general-purpose registers
+  r.threads = iteration_space(v) / lanes_f32;  // vector iterations
+  const int limit = std::max(1, d.max_regs_per_thread);
+  if (r.regs > limit)
+    r.spill_bytes = (r.regs - limit) * kCpuVectorBytes * 2 * r.threads * d.spill_penalty;
+  r.occupancy = 1.0;
+  return r;
+}
+
+}  // namespace
+
+RegisterEstimate estimate_registers(const GroupView& v, const DeviceSpec& d) {
+  return d.is_gpu() ? estimate_gpu(v, d) : estimate_cpu(v, d);
+}
+
+}  // namespace fuseplan::costmodel_detail
