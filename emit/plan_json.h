@@ -1,0 +1,25 @@
+// Plan JSON: the versioned, documented exchange format (docs/plan-schema.md).
+// Identical plans serialise to byte-identical text (search_ms aside).
+#pragma once
+
+#include <string>
+
+#include "search/plan.h"
+
+namespace fuseplan {
+
+inline constexpr const char* kPlanSchema = "fuseplan.plan/1";
+
+/// Serialises a plan (2-space indented JSON, keys in schema order).
+std::string plan_to_json(const Graph& g, const Plan& plan);
+
+/// Parses plan JSON and validates it against the model: schema version,
+/// every node name exists, every non-source primitive is covered, kinds and
+/// actions are known words, the model hash and dims match when the plan
+/// records them. Returns the plan re-derived for `d` by make_plan (costs
+/// re-priced, decisions re-logged) with the file's strategy/status kept.
+/// Throws Error (one line, naming the field) on malformed or mismatched input.
+Plan load_plan(const std::string& json_text, const Graph& g, const DeviceSpec& d,
+               const std::string& model_sha256 = "", const std::map<std::string, int64_t>& dims = {});
+
+}  // namespace fuseplan

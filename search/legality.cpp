@@ -1,0 +1,278 @@
+#include "search/legality.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "costmodel/cost.h"
+
+namespace fuseplan {
+
+namespace {
+
+constexpr std::string_view kBlockerNames[] = {
+    "none",         "layout_mismatch", "indirect_access", "scan_recurrence", "graph_output",
+    "multi_consumer", "control_flow",  "reduction_barrier", "graph_break",   "cycle",
+    "iteration_space", "register_pressure", "shared_memory", "unprofitable"};
+
+// Above this many elements a group is no longer launch-bound on any configured
+// GPU (4 MiB of f32 at ~3 TB/s ≈ 1.3 µs ≈ one launch): block-index dispatch of
+// groups with different iteration spaces is only worth it below. Estimate.
+constexpr int64_t kSmallGroupElems = int64_t{1} << 20;
+
+bool is_control_flow_op(const Primitive& p) {
+  return p.op == "If" || p.op == "Loop" || p.op == "Scan";
+}
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+bool is_cheap_class(OpClass c) {
+  return c == OpClass::elementwise || c == OpClass::broadcast || c == OpClass::reshape ||
+         c == OpClass::injective;
+}
+
+/// Elements of one reduced row: input numel / output numel.
+int64_t reduction_row(const Graph& g, NodeId r) {
+  const auto ops = g.operands(r);
+  if (ops.empty()) return 1;
+  int64_t in = g.node(ops[0]).out.numel(), out = std::max<int64_t>(1, g.node(r).out.numel());
+  return std::max<int64_t>(1, in / out);
+}
+
+int64_t reduction_input_numel(const Graph& g, NodeId r) {
+  const auto ops = g.operands(r);
+  return ops.empty() ? 0 : g.node(ops[0]).out.numel();
+}
+
+}  // namespace
+
+std::string_view to_string(Blocker b) { return kBlockerNames[static_cast<int>(b)]; }
+
+Blocker blocker_from_string(std::string_view s) {
+  for (std::size_t i = 0; i < std::size(kBlockerNames); ++i)
+    if (kBlockerNames[i] == s) return static_cast<Blocker>(i);
+  throw Error("unknown blocker code '" + std::string(s) + "'");
+}
+
+FusionDecision FusionDecision::operator&&(const FusionDecision& o) const {
+  if (!legal) return *this;
+  if (!o.legal) return o;
+  if (blocker != Blocker::none) return *this;
+  return o;
+}
+
+int64_t iteration_space(const Graph& g, std::span<const NodeId> nodes) {
+  int64_t best = 0;
+  for (NodeId n : nodes) {
+    const Primitive& p = g.node(n);
+    if (!p.out.known) continue;
+    best = std::max(best, p.out.numel());
+    if (p.op_class == OpClass::reduction || p.op_class == OpClass::contraction)
+      for (NodeId o : g.operands(n))
+        if (g.node(o).out.known) best = std::max(best, g.node(o).out.numel());
+  }
+  return best;
+}
+
+FusionDecision can_fuse_edge(const Graph& g, NodeId producer, NodeId consumer) {
+  const Primitive& P = g.node(producer);
+  const Primitive& C = g.node(consumer);
+  if (P.op_class == OpClass::source) return FusionDecision::allow();
+  for (const Primitive* x : {&P, &C}) {
+    if (x->op_class != OpClass::opaque) continue;
+    if (is_control_flow_op(*x))
+      return FusionDecision::forbid(Blocker::control_flow,
+                                    q(x->name) + " is control flow (" + x->op + "): " + q(P.name) + " -> " +
+                                        q(C.name) + " cannot share a kernel");
+    return FusionDecision::forbid(Blocker::graph_break, q(x->name) + " is opaque (" + x->op +
+                                                            "): a graph break between " + q(P.name) +
+                                                            " and " + q(C.name));
+  }
+  if (P.op_class == OpClass::scatter)
+    return FusionDecision::forbid(Blocker::indirect_access,
+                                  q(C.name) + " reads scatter output " + q(P.name) +
+                                      " whose elements are written through data-dependent indices");
+  if (C.op_class == OpClass::scatter)
+    return FusionDecision::forbid(Blocker::indirect_access,
+                                  "scatter " + q(C.name) + " writes " + q(P.name) +
+                                      "'s values through data-dependent indices");
+  if (C.op_class == OpClass::gather) {
+    auto ops = g.operands(consumer);
+    if (!ops.empty() && ops[0] == producer)
+      return FusionDecision::forbid(Blocker::indirect_access,
+                                    q(C.name) + " reads " + q(P.name) +
+                                        " through data-dependent indices (gather data operand)");
+  }
+  if (P.op_class == OpClass::scan || C.op_class == OpClass::scan) {
+    const Primitive& s = P.op_class == OpClass::scan ? P : C;
+    return FusionDecision::forbid(Blocker::scan_recurrence,
+                                  q(s.name) + " (" + s.op + ") carries state along axis " +
+                                      std::to_string(s.attr_int("axis", 0)) + ": " + q(P.name) + " -> " +
+                                      q(C.name) + " cannot share its kernel");
+  }
+  if (P.op_class == OpClass::layout || C.op_class == OpClass::layout) {
+    const Primitive& t = P.op_class == OpClass::layout ? P : C;
+    return FusionDecision::forbid(Blocker::layout_mismatch,
+                                  q(t.name) + " (" + t.op + ") moves the fastest-varying axis: " + q(P.name) +
+                                      " -> " + q(C.name) + " would need a transpose inside the kernel");
+  }
+  return FusionDecision::allow();
+}
+
+FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, std::span<const NodeId> cg,
+                                  const DeviceSpec& d) {
+  std::unordered_set<NodeId> in_p(pg.begin(), pg.end()), in_c(cg.begin(), cg.end());
+  FusionDecision out = FusionDecision::allow();
+  NodeId any_p = kNoNode, any_c = kNoNode;
+  // 1. Every crossing edge must be fusable.
+  for (NodeId p : pg) {
+    for (NodeId c : g.consumers(p)) {
+      if (!in_c.count(c)) continue;
+      if (any_p == kNoNode) any_p = p, any_c = c;
+      FusionDecision e = can_fuse_edge(g, p, c);
+      if (!e.ok()) return e;
+    }
+  }
+  for (NodeId c : cg)
+    for (NodeId p : g.consumers(c))
+      if (in_p.count(p) && !in_c.count(p))
+        return FusionDecision::forbid(Blocker::cycle, q(g.node(c).name) + " feeds " + q(g.node(p).name) +
+                                                          " and is fed by its group");
+  if (any_p == kNoNode) any_p = pg.front(), any_c = cg.front();
+  const std::string edge = q(g.node(any_p).name) + " -> " + q(g.node(any_c).name);
+
+  auto find_class = [&](std::span<const NodeId> s, OpClass c) {
+    for (NodeId n : s)
+      if (g.node(n).op_class == c) return n;
+    return kNoNode;
+  };
+  const NodeId p_con = find_class(pg, OpClass::contraction), c_con = find_class(cg, OpClass::contraction);
+  const int64_t dom_p = iteration_space(g, pg), dom_c = iteration_space(g, cg);
+
+  // 2. Contractions: one per kernel, elementwise epilogues, cheap prologues.
+  if (p_con != kNoNode && c_con != kNoNode)
+    return FusionDecision::forbid(Blocker::iteration_space,
+                                  edge + ": both groups hold a contraction (" + g.node(p_con).name + ", " +
+                                      g.node(c_con).name + "); one library GEMM per kernel");
+  if (p_con != kNoNode) {
+    const int64_t out_elems = g.node(p_con).out.numel();
+    for (NodeId c : cg) {
+      const Primitive& C = g.node(c);
+      if (C.op_class == OpClass::reduction)
+        return FusionDecision::forbid(Blocker::reduction_barrier,
+                                      q(C.name) + " reduces the output of contraction " + q(g.node(p_con).name) +
+                                          "; a GEMM tile holds only a block of it");
+      if (!is_cheap_class(C.op_class))
+        return FusionDecision::forbid(Blocker::iteration_space,
+                                      q(C.name) + " (" + std::string(to_string(C.op_class)) +
+                                          ") is not an elementwise epilogue of contraction " +
+                                          q(g.node(p_con).name));
+    }
+    if (dom_c > out_elems)
+      return FusionDecision::forbid(Blocker::iteration_space,
+                                    edge + ": consumer broadcasts contraction output " + q(g.node(p_con).name) +
+                                        " to a larger shape (" + std::to_string(dom_c) + " > " +
+                                        std::to_string(out_elems) + " elements)");
+  }
+  if (c_con != kNoNode) {
+    for (NodeId p : pg) {
+      const Primitive& P = g.node(p);
+      if (!is_cheap_class(P.op_class))
+        return FusionDecision::forbid(Blocker::iteration_space,
+                                      q(P.name) + " (" + std::string(to_string(P.op_class)) +
+                                          ") is not a cheap prologue of contraction " + q(g.node(c_con).name));
+    }
+  }
+
+  // 3. Reductions: epilogue, prologue or row-resident multipass.
+  std::vector<NodeId> reds;
+  for (auto s : {pg, cg})
+    for (NodeId n : s)
+      if (g.node(n).op_class == OpClass::reduction) reds.push_back(n);
+  if (!reds.empty()) {
+    // Reductions that read another reduction's broadcast-back result, or
+    // consumers that broadcast a reduction result back to the row shape,
+    // make the group a multipass (row-resident) kernel.
+    bool multipass = false;
+    int64_t rows_out = -1, row_len = 0;
+    for (NodeId r : reds) {
+      const int64_t out = g.node(r).out.numel();
+      const int64_t in = reduction_input_numel(g, r);
+      if (rows_out < 0) rows_out = out, row_len = reduction_row(g, r);
+      else if (out != rows_out || in != rows_out * row_len)
+        return FusionDecision::forbid(Blocker::reduction_barrier,
+                                      edge + ": reductions " + q(g.node(reds[0]).name) + " and " + q(g.node(r).name) +
+                                          " reduce different rows");
+    }
+    // A reduction result read back at the full row shape inside the merged group.
+    for (NodeId r : reds)
+      for (NodeId c : g.consumers(r))
+        if ((in_p.count(c) || in_c.count(c)) && g.node(c).out.numel() > g.node(r).out.numel()) multipass = true;
+    if (reds.size() > 1) multipass = true;
+    if (multipass) {
+      const NodeId r0 = reds.front();
+      const double row_bytes = static_cast<double>(row_len) * dtype_bytes(g.node(r0).out.dtype);
+      if (!fits_row_resident(row_bytes, d))
+        return FusionDecision::forbid(Blocker::reduction_barrier,
+                                      edge + ": row of " + std::to_string(row_len) + " elements (" +
+                                          std::to_string(static_cast<int64_t>(row_bytes)) + " bytes) of " +
+                                          q(g.node(r0).name) + " does not fit one block on " + d.name +
+                                          "; the normalisation needs a second pass");
+    }
+  }
+
+  // 4. Iteration spaces: a consumer may broadcast a cheap group, nothing else.
+  if (dom_c > dom_p && p_con == kNoNode && reds.empty()) {
+    for (NodeId p : pg)
+      if (!is_cheap_class(g.node(p).op_class))
+        return FusionDecision::forbid(Blocker::iteration_space,
+                                      edge + ": consumer broadcasts " + q(g.node(p).name) + " to a larger shape");
+  }
+
+  // 5. Cycles: a path from one group to the other through a third.
+  if (g.has_path_outside(pg, cg) || g.has_path_outside(cg, pg))
+    return FusionDecision::forbid(Blocker::cycle, edge + ": another kernel lies on a path between the two groups");
+
+  for (NodeId p : pg)
+    if (g.node(p).is_graph_output)
+      out = out && FusionDecision::note(Blocker::graph_output,
+                                        q(g.node(p).name) + " is a graph output: fused, but its write stays");
+  return out;
+}
+
+FusionDecision can_duplicate(const Graph& g, std::span<const NodeId> pg, std::span<const NodeId> cg,
+                             const DeviceSpec& d) {
+  for (NodeId p : pg) {
+    const Primitive& P = g.node(p);
+    if (!is_cheap_class(P.op_class))
+      return FusionDecision::forbid(Blocker::multi_consumer,
+                                    q(P.name) + " (" + std::string(to_string(P.op_class)) +
+                                        ") is too expensive to recompute in each consumer: kept");
+  }
+  FusionDecision v = can_merge_vertical(g, pg, cg, d);
+  if (!v.ok()) return v;
+  return FusionDecision::note(Blocker::multi_consumer, "");
+}
+
+FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, std::span<const NodeId> b,
+                                    bool independent) {
+  const std::string pair = q(g.node(a.front()).name) + " || " + q(g.node(b.front()).name);
+  if (!independent)
+    return FusionDecision::forbid(Blocker::cycle, pair + ": one group depends on the other");
+  for (auto s : {a, b})
+    for (NodeId n : s) {
+      const Primitive& p = g.node(n);
+      if (p.op_class == OpClass::opaque)
+        return FusionDecision::forbid(Blocker::graph_break, pair + ": " + q(p.name) + " is opaque");
+      if (p.op_class == OpClass::contraction)
+        return FusionDecision::forbid(Blocker::iteration_space,
+                                      pair + ": contraction " + q(p.name) + " is launched by the GEMM library");
+    }
+  const int64_t da = iteration_space(g, a), db = iteration_space(g, b);
+  if (da != db && (da > kSmallGroupElems || db > kSmallGroupElems))
+    return FusionDecision::forbid(Blocker::iteration_space,
+                                  pair + ": iteration spaces differ (" + std::to_string(da) + " vs " +
+                                      std::to_string(db) + " elements) and are too large for block-index dispatch");
+  return FusionDecision::allow();
+}
+
+}  // namespace fuseplan

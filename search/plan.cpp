@@ -1,0 +1,131 @@
+#include "search/plan.h"
+
+#include <algorithm>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "search/pricing.h"
+
+namespace fuseplan {
+
+namespace {
+constexpr std::string_view kActionNames[] = {"fused", "kept", "duplicated", "blocked"};
+
+}  // namespace
+
+std::string_view to_string(Action a) { return kActionNames[static_cast<int>(a)]; }
+
+Action action_from_string(std::string_view s) {
+  for (std::size_t i = 0; i < std::size(kActionNames); ++i)
+    if (kActionNames[i] == s) return static_cast<Action>(i);
+  throw Error("unknown decision action '" + std::string(s) + "'");
+}
+
+std::vector<NodeId> materialised_nodes(const Graph& g, const std::vector<std::vector<NodeId>>& partition,
+                                       std::size_t gi) {
+  // home[n] = first group holding n; groups_of[n] = all groups holding n.
+  std::unordered_map<NodeId, std::vector<std::size_t>> groups_of;
+  for (std::size_t i = 0; i < partition.size(); ++i)
+    for (NodeId n : partition[i]) groups_of[n].push_back(i);
+  std::vector<NodeId> out;
+  for (NodeId n : partition[gi]) {
+    if (groups_of[n].front() != gi) continue;  // a duplicate copy never writes
+    bool need = g.node(n).is_graph_output;
+    for (NodeId c : g.consumers(n)) {
+      if (need) break;
+      for (std::size_t k : groups_of[c]) {
+        const auto& members = groups_of[n];
+        if (std::find(members.begin(), members.end(), k) == members.end()) { need = true; break; }
+      }
+    }
+    if (need) out.push_back(n);
+  }
+  return out;
+}
+
+Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<NodeId>> partition,
+               const std::string& strategy) {
+  // Normalise: drop empty groups, sort nodes topologically, dedupe.
+  std::vector<std::vector<NodeId>> parts;
+  for (auto& p : partition) {
+    std::sort(p.begin(), p.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    for (NodeId n : p)
+      if (g.node(n).op_class == OpClass::source)
+        throw Error("partition puts source '" + g.node(n).name + "' in a kernel");
+    if (!p.empty()) parts.push_back(std::move(p));
+  }
+  std::vector<std::vector<std::size_t>> groups_of(g.size());
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    for (NodeId n : parts[i]) groups_of[n].push_back(i);
+  for (NodeId n = 0; n < g.size(); ++n)
+    if (g.node(n).op_class != OpClass::source && groups_of[n].empty())
+      throw Error("partition leaves primitive '" + g.node(n).name + "' in no group");
+
+  // Group DAG: home(producer) -> every group that reads it from memory.
+  const std::size_t k = parts.size();
+  std::vector<std::set<std::size_t>> succ(k);
+  std::vector<int> indeg(k, 0);
+  for (std::size_t gi = 0; gi < k; ++gi) {
+    std::unordered_set<NodeId> mine(parts[gi].begin(), parts[gi].end());
+    for (NodeId n : parts[gi])
+      for (NodeId o : g.operands(n)) {
+        if (g.node(o).op_class == OpClass::source || mine.count(o)) continue;
+        std::size_t h = groups_of[o].front();
+        if (h != gi && succ[h].insert(gi).second) indeg[gi]++;
+      }
+  }
+  // Kahn's algorithm, ties broken by the first node's topological index.
+  auto key = [&](std::size_t i) { return g.topo_index(parts[i].front()); };
+  std::priority_queue<std::pair<std::size_t, std::size_t>, std::vector<std::pair<std::size_t, std::size_t>>,
+                      std::greater<>>
+      ready;
+  for (std::size_t i = 0; i < k; ++i)
+    if (indeg[i] == 0) ready.emplace(key(i), i);
+  std::vector<std::size_t> order;
+  while (!ready.empty()) {
+    auto [kk, i] = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (std::size_t s : succ[i])
+      if (--indeg[s] == 0) ready.emplace(key(s), s);
+  }
+  if (order.size() != k) throw Error("the partition's kernels form a cycle");
+
+  // Keep "first group holding n" = home in the new order: reorder parts.
+  std::vector<std::vector<NodeId>> ordered;
+  for (std::size_t i : order) ordered.push_back(parts[i]);
+
+  Plan plan;
+  plan.device = d.name;
+  plan.strategy = strategy;
+  for (std::size_t gi = 0; gi < ordered.size(); ++gi) {
+    Group grp;
+    grp.id = static_cast<int>(gi);
+    grp.nodes = ordered[gi];
+    grp.materialised = materialised_nodes(g, ordered, gi);
+    plan.groups.push_back(std::move(grp));
+  }
+  // Duplicated: nodes held by more than one group, listed where they are not home.
+  std::vector<int> home(g.size(), -1);
+  for (auto& grp : plan.groups)
+    for (NodeId n : grp.nodes)
+      if (home[n] < 0) home[n] = grp.id;
+      else grp.duplicated.push_back(n);
+  for (auto& grp : plan.groups) {
+    assign_kind(g, grp);
+    plan.costs.push_back(cost(g, grp, d));
+  }
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+    plan.totals.bytes += plan.costs[i].bytes();
+    plan.totals.flops += plan.costs[i].flops;
+    plan.totals.predicted_us += plan.costs[i].predicted_us;
+  }
+  plan.totals.kernels = static_cast<int64_t>(plan.groups.size());
+  plan.decisions = log_decisions(g, d, plan);
+  return plan;
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,148 @@
+#include "search/pricing.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace fuseplan {
+
+std::vector<std::vector<NodeId>> split_branches(const Graph& g, std::span<const NodeId> nodes) {
+  std::unordered_map<NodeId, std::size_t> idx;
+  for (std::size_t i = 0; i < nodes.size(); ++i) idx[nodes[i]] = i;
+  std::vector<std::size_t> parent(nodes.size());
+  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto find = [&](std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    for (NodeId c : g.consumers(nodes[i])) {
+      auto it = idx.find(c);
+      if (it != idx.end()) parent[find(i)] = find(it->second);
+    }
+  std::map<std::size_t, std::vector<NodeId>> comp;
+  for (std::size_t i = 0; i < nodes.size(); ++i) comp[find(i)].push_back(nodes[i]);
+  std::vector<std::vector<NodeId>> out;
+  for (auto& [r, v] : comp) {
+    std::sort(v.begin(), v.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
+    out.push_back(std::move(v));
+  }
+  std::sort(out.begin(), out.end(), [&](auto& a, auto& b) { return g.topo_index(a[0]) < g.topo_index(b[0]); });
+  return out;
+}
+
+void assign_kind(const Graph& g, Group& grp) {
+  auto comps = split_branches(g, grp.nodes);
+  if (comps.size() > 1) {
+    grp.kind = GroupKind::horizontal;
+    grp.branches = std::move(comps);
+  } else {
+    grp.kind = infer_group_kind(g, grp.nodes);
+    grp.branches.clear();
+  }
+}
+
+Group make_group(const Graph& g, std::span<const NodeId> nodes) {
+  Group grp;
+  grp.nodes.assign(nodes.begin(), nodes.end());
+  std::sort(grp.nodes.begin(), grp.nodes.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
+  grp.nodes.erase(std::unique(grp.nodes.begin(), grp.nodes.end()), grp.nodes.end());
+  std::unordered_set<NodeId> in(grp.nodes.begin(), grp.nodes.end());
+  for (NodeId n : grp.nodes) {
+    bool need = g.node(n).is_graph_output;
+    for (NodeId c : g.consumers(n))
+      if (!in.count(c)) need = true;
+    if (need) grp.materialised.push_back(n);
+  }
+  assign_kind(g, grp);
+  return grp;
+}
+
+GroupCost price_set(const Graph& g, const DeviceSpec& d, std::span<const NodeId> nodes) {
+  return cost(g, make_group(g, nodes), d);
+}
+
+double roundtrip_us(double bytes, const DeviceSpec& d) {
+  const double bw = d.dram_bw_GBps * d.e_mem;  // GB/s == 1e3 bytes/µs
+  return bw > 0 ? 2.0 * bytes / (bw * 1e3) : 0.0;
+}
+
+std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, const Plan& plan) {
+  std::vector<int> home(g.size(), -1);
+  for (const auto& grp : plan.groups)
+    for (NodeId n : grp.nodes)
+      if (home[n] < 0) home[n] = grp.id;
+  std::vector<DecisionRecord> out;
+  for (NodeId c : g.topo_order()) {
+    if (g.node(c).op_class == OpClass::source) continue;
+    auto ops = g.operands(c);
+    std::sort(ops.begin(), ops.end());
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+    for (NodeId p : ops) {
+      if (g.node(p).op_class == OpClass::source) continue;
+      DecisionRecord r;
+      r.producer = g.node(p).name;
+      r.consumer = g.node(c).name;
+      const Group& gc = plan.groups[home[c]];
+      const double tensor_bytes = g.node(p).out.known ? static_cast<double>(g.node(p).out.bytes()) : 0.0;
+      if (gc.contains(p)) {
+        const bool copy = home[p] != home[c];
+        r.action = copy ? Action::duplicated : Action::fused;
+        const bool written = std::find(plan.groups[home[p]].materialised.begin(),
+                                       plan.groups[home[p]].materialised.end(), p) !=
+                             plan.groups[home[p]].materialised.end();
+        r.delta_us = written ? roundtrip_us(tensor_bytes, d) / 2 : roundtrip_us(tensor_bytes, d);
+        if (copy) {
+          r.blocker = Blocker::multi_consumer;
+          r.reason = "'" + r.producer + "' is recomputed in kernel " + std::to_string(gc.id) +
+                     " instead of being read back";
+        } else if (g.node(p).is_graph_output) {
+          r.blocker = Blocker::graph_output;
+          r.reason = "'" + r.producer + "' is a graph output: fused, but its write stays";
+        }
+        out.push_back(std::move(r));
+        continue;
+      }
+      const Group& gp = plan.groups[home[p]];
+      FusionDecision dec = can_fuse_edge(g, p, c);
+      if (dec.ok()) dec = can_merge_vertical(g, gp.nodes, gc.nodes, d);
+      if (!dec.ok()) {
+        r.action = Action::blocked;
+        r.blocker = dec.blocker;
+        r.reason = dec.reason;
+        out.push_back(std::move(r));
+        continue;
+      }
+      std::vector<NodeId> both = gp.nodes;
+      both.insert(both.end(), gc.nodes.begin(), gc.nodes.end());
+      const GroupCost merged = price_set(g, d, both);
+      r.delta_us = plan.costs[gp.id].predicted_us + plan.costs[gc.id].predicted_us - merged.predicted_us;
+      r.action = Action::kept;
+      std::set<int> reader_groups;
+      for (NodeId x : g.consumers(p)) reader_groups.insert(home[x]);
+      if (merged.regs_per_thread > d.max_regs_per_thread) {
+        r.action = Action::blocked;
+        r.blocker = Blocker::register_pressure;
+        r.reason = "merging '" + r.producer + "' and '" + r.consumer + "' needs ~" +
+                   std::to_string(merged.regs_per_thread) + " registers per thread (limit " +
+                   std::to_string(d.max_regs_per_thread) + ")";
+      } else if (reader_groups.size() > 1) {
+        r.blocker = Blocker::multi_consumer;
+        r.reason = "'" + r.producer + "' feeds " + std::to_string(reader_groups.size()) +
+                   " kernels: kept in memory rather than recomputed in each";
+      } else if (r.delta_us <= 0) {
+        r.blocker = Blocker::unprofitable;
+        r.reason = "merging kernels " + std::to_string(gp.id) + " and " + std::to_string(gc.id) +
+                   " is legal but predicted slower";
+      } else {
+        r.reason = "strategy '" + plan.strategy + "' keeps kernels " + std::to_string(gp.id) + " and " +
+                   std::to_string(gc.id) + " apart";
+      }
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,14 @@
+// Factories of the strategies, one per file under search/strategies/. The
+// table in search/strategy.cpp lists them in presentation order.
+#pragma once
+
+#include <memory>
+
+#include "search/strategy.h"
+
+namespace fuseplan {
+
+std::unique_ptr<Strategy> make_unfused_strategy();
+std::unique_ptr<Strategy> make_cost_strategy();
+
+}  // namespace fuseplan

@@ -1,0 +1,216 @@
+#include "search/work_state.h"
+
+#include <algorithm>
+#include <set>
+
+#include "costmodel/group.h"
+#include "search/pricing.h"
+
+namespace fuseplan {
+
+namespace {
+bool has(std::span<const int> v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool has(std::span<const NodeId> v, NodeId x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+}  // namespace
+
+WorkState::WorkState(const Graph& g, const DeviceSpec& d) : g_(g), d_(d) {
+  home_.assign(g.size(), -1);
+  copies_.resize(g.size());
+  for (NodeId n : g.topo_order()) {
+    if (g.node(n).op_class == OpClass::source) continue;
+    const int gid = static_cast<int>(nodes_.size());
+    nodes_.push_back({n});
+    home_[n] = gid;
+    copies_[n] = {gid};
+  }
+  alive_.assign(nodes_.size(), 1);
+  version_.assign(nodes_.size(), 0);
+  cost_cache_.resize(nodes_.size());
+  cost_version_.assign(nodes_.size(), -1);
+}
+
+bool WorkState::holds(int gid, NodeId n) const { return has(copies_[n], gid); }
+
+std::vector<int> WorkState::alive_groups() const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    if (alive_[i]) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::vector<int> WorkState::consumer_groups(int gid) const {
+  std::set<int> out;
+  for (NodeId n : nodes_[gid]) {
+    if (home_[n] != gid) continue;
+    for (NodeId c : g_.consumers(n))
+      for (int k : copies_[c])
+        if (k != gid && !holds(k, n)) out.insert(k);
+  }
+  return {out.begin(), out.end()};
+}
+
+std::vector<int> WorkState::producer_groups(int gid) const {
+  std::set<int> out;
+  for (NodeId n : nodes_[gid])
+    for (NodeId o : g_.operands(n)) {
+      if (g_.node(o).op_class == OpClass::source || holds(gid, o)) continue;
+      out.insert(home_[o]);
+    }
+  return {out.begin(), out.end()};
+}
+
+bool WorkState::holds_with(int gid, NodeId n, std::span<const int> merged, const Overlay& ov) const {
+  if (has(merged, gid)) {
+    for (int m : merged)
+      if (holds(m, n) || (has(ov.targets, m) && has(ov.nodes, n))) return true;
+    return false;
+  }
+  return holds(gid, n) || (has(ov.targets, gid) && has(ov.nodes, n));
+}
+
+bool WorkState::materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const {
+  if (g_.node(n).is_graph_output) return true;
+  for (NodeId c : g_.consumers(n)) {
+    for (int k : copies_[c])
+      if (!holds_with(k, n, merged, ov)) return true;
+    if (has(ov.nodes, c))
+      for (int t : ov.targets)
+        if (!holds_with(t, n, merged, ov)) return true;
+  }
+  return false;
+}
+
+Group WorkState::build(std::span<const int> gids, const Overlay& ov) const {
+  Group grp;
+  for (int gid : gids) grp.nodes.insert(grp.nodes.end(), nodes_[gid].begin(), nodes_[gid].end());
+  for (int t : ov.targets)
+    if (has(gids, t)) grp.nodes.insert(grp.nodes.end(), ov.nodes.begin(), ov.nodes.end());
+  std::sort(grp.nodes.begin(), grp.nodes.end(),
+            [&](NodeId a, NodeId b) { return g_.topo_index(a) < g_.topo_index(b); });
+  grp.nodes.erase(std::unique(grp.nodes.begin(), grp.nodes.end()), grp.nodes.end());
+  for (NodeId n : grp.nodes) {
+    if (has(gids, home_[n])) {
+      if (materialised(n, gids, ov)) grp.materialised.push_back(n);
+    } else {
+      grp.duplicated.push_back(n);
+    }
+  }
+  assign_kind(g_, grp);
+  return grp;
+}
+
+const GroupCost& WorkState::cost_of(int gid) {
+  if (cost_version_[gid] != version_[gid]) {
+    const int ids[1] = {gid};
+    cost_cache_[gid] = cost(g_, build(ids, Overlay{}), d_);
+    cost_version_[gid] = version_[gid];
+  }
+  return cost_cache_[gid];
+}
+
+GroupCost WorkState::cost_of_merge(std::span<const int> gids) const { return cost(g_, build(gids, Overlay{}), d_); }
+
+bool WorkState::still_needed_after_duplicate(int p, std::span<const int> consumers) const {
+  std::vector<NodeId> mine;
+  for (NodeId n : nodes_[p])
+    if (home_[n] == p) mine.push_back(n);
+  const Overlay ov{consumers, mine};
+  const int ids[1] = {p};
+  for (NodeId n : mine)
+    if (materialised(n, ids, ov)) return true;
+  return false;
+}
+
+std::vector<GroupCost> WorkState::cost_of_duplicate(int p, std::span<const int> consumers, GroupCost* p_after) const {
+  std::vector<NodeId> mine;
+  for (NodeId n : nodes_[p])
+    if (home_[n] == p) mine.push_back(n);
+  const Overlay ov{consumers, mine};
+  std::vector<GroupCost> out;
+  for (int c : consumers) {
+    const int ids[1] = {c};
+    out.push_back(cost(g_, build(ids, ov), d_));
+  }
+  if (p_after) {
+    if (still_needed_after_duplicate(p, consumers)) {
+      const int ids[1] = {p};
+      *p_after = cost(g_, build(ids, ov), d_);
+    } else {
+      *p_after = GroupCost{};
+    }
+  }
+  return out;
+}
+
+void WorkState::touch(int gid) { version_[gid]++; }
+
+int WorkState::merge(int a, int b) {
+  for (NodeId n : nodes_[b]) {
+    auto& cp = copies_[n];
+    cp.erase(std::remove(cp.begin(), cp.end(), b), cp.end());
+    if (!has(cp, a)) cp.push_back(a);
+    if (home_[n] == b) home_[n] = a;
+    nodes_[a].push_back(n);
+  }
+  auto& v = nodes_[a];
+  std::sort(v.begin(), v.end(), [&](NodeId x, NodeId y) { return g_.topo_index(x) < g_.topo_index(y); });
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  nodes_[b].clear();
+  alive_[b] = 0;
+  touch(a);
+  touch(b);
+  return a;
+}
+
+void WorkState::duplicate(int p, std::span<const int> consumers) {
+  const bool keep = still_needed_after_duplicate(p, consumers);
+  std::vector<NodeId> mine;
+  for (NodeId n : nodes_[p])
+    if (home_[n] == p) mine.push_back(n);
+  for (int c : consumers) {
+    for (NodeId n : mine) {
+      if (holds(c, n)) continue;
+      copies_[n].push_back(c);
+      nodes_[c].push_back(n);
+    }
+    auto& v = nodes_[c];
+    std::sort(v.begin(), v.end(), [&](NodeId x, NodeId y) { return g_.topo_index(x) < g_.topo_index(y); });
+    touch(c);
+  }
+  if (!keep) {
+    // p disappears; each of its nodes is now homed in the first consumer holding it.
+    for (NodeId n : nodes_[p]) {
+      auto& cp = copies_[n];
+      cp.erase(std::remove(cp.begin(), cp.end(), p), cp.end());
+      if (home_[n] == p) home_[n] = cp.front();
+    }
+    nodes_[p].clear();
+    alive_[p] = 0;
+  }
+  touch(p);
+}
+
+int WorkState::split_off(NodeId n) {
+  const int from = home_[n];
+  auto& v = nodes_[from];
+  v.erase(std::remove(v.begin(), v.end(), n), v.end());
+  const int gid = static_cast<int>(nodes_.size());
+  nodes_.push_back({n});
+  alive_.push_back(1);
+  version_.push_back(0);
+  cost_cache_.emplace_back();
+  cost_version_.push_back(-1);
+  copies_[n] = {gid};
+  home_[n] = gid;
+  touch(from);
+  return gid;
+}
+
+std::vector<std::vector<NodeId>> WorkState::partition() const {
+  std::vector<std::vector<NodeId>> out;
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    if (alive_[i] && !nodes_[i].empty()) out.push_back(nodes_[i]);
+  return out;
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,77 @@
+// Mutable partition used by iterative strategies: groups of primitives with
+// duplicated copies, merged and split step by step, with cached costs.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "costmodel/cost.h"
+#include "costmodel/device.h"
+#include "graph/graph.h"
+
+namespace fuseplan {
+
+class WorkState {
+ public:
+  /// Starts unfused: one group per non-source primitive.
+  WorkState(const Graph& g, const DeviceSpec& d);
+
+  const Graph& graph() const { return g_; }
+  const DeviceSpec& device() const { return d_; }
+
+  bool alive(int gid) const { return alive_[gid]; }
+  int version(int gid) const { return version_[gid]; }
+  int home(NodeId n) const { return home_[n]; }
+  const std::vector<NodeId>& nodes(int gid) const { return nodes_[gid]; }
+  bool holds(int gid, NodeId n) const;
+  std::vector<int> alive_groups() const;
+  std::size_t num_groups() const { return nodes_.size(); }
+
+  /// Groups that read a value gid writes (ascending).
+  std::vector<int> consumer_groups(int gid) const;
+  /// Groups whose written values gid reads (ascending).
+  std::vector<int> producer_groups(int gid) const;
+
+  /// Cost of the group as it stands (cached per version).
+  const GroupCost& cost_of(int gid);
+  /// Cost of the union of groups `gids` as one kernel (what merge() would give).
+  GroupCost cost_of_merge(std::span<const int> gids) const;
+  /// Costs of each consumer group after recomputing producer group `p`
+  /// inside it; *p_after = p's cost afterwards (zero when nothing reads it).
+  std::vector<GroupCost> cost_of_duplicate(int p, std::span<const int> consumers, GroupCost* p_after) const;
+  /// Whether p would still have readers (or graph outputs) after being copied into `consumers`.
+  bool still_needed_after_duplicate(int p, std::span<const int> consumers) const;
+
+  /// Merges `b` into `a` (a keeps its id); returns a.
+  int merge(int a, int b);
+  /// Copies p's home nodes into each consumer group; removes p if nothing reads it any more.
+  void duplicate(int p, std::span<const int> consumers);
+  /// Moves node n (homed in its group, held nowhere else) out into a new group; returns its id.
+  int split_off(NodeId n);
+
+  /// Node sets of the alive groups.
+  std::vector<std::vector<NodeId>> partition() const;
+
+ private:
+  /// Pending copies of `nodes` into each group of `targets` (a hypothetical duplication).
+  struct Overlay {
+    std::span<const int> targets;
+    std::span<const NodeId> nodes;
+  };
+  bool holds_with(int gid, NodeId n, std::span<const int> merged, const Overlay& ov) const;
+  Group build(std::span<const int> gids, const Overlay& ov) const;
+  bool materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const;
+  void touch(int gid);
+
+  const Graph& g_;
+  const DeviceSpec& d_;
+  std::vector<std::vector<NodeId>> nodes_;   // per group, topological order
+  std::vector<char> alive_;
+  std::vector<int> version_;
+  std::vector<int> home_;                    // node -> group computing and writing it
+  std::vector<std::vector<int>> copies_;     // node -> all groups holding it (home first)
+  std::vector<GroupCost> cost_cache_;
+  std::vector<int> cost_version_;
+};
+
+}  // namespace fuseplan
