@@ -1,0 +1,251 @@
+// Device descriptions: load configs/devices/<name>.json into a DeviceSpec,
+// list the configured devices, and write a DeviceSpec back as JSON (used by
+// `fuseplan probe` and `fuseplan calibrate`). Every error is one line.
+#include "costmodel/device.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/graph.h"
+
+#ifndef FUSEPLAN_SOURCE_DIR
+#define FUSEPLAN_SOURCE_DIR "."
+#endif
+
+namespace fuseplan {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+fs::path devices_dir() { return fs::path(data_dir()) / "configs" / "devices"; }
+
+std::string known_list() {
+  std::string s;
+  for (const auto& n : list_devices()) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? std::string("none found under ") + devices_dir().string() : s;
+}
+
+// Reads field `key` of `j` into `out`. Required fields throw when absent;
+// a present field of the wrong type always throws. `ctx` names the file.
+void get_number(const json& j, const char* key, double& out, bool required, const std::string& ctx) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) throw Error(ctx + ": missing required field '" + key + "'");
+    return;
+  }
+  if (!it->is_number()) throw Error(ctx + ": field '" + key + "' must be a number, got " + it->type_name());
+  out = it->get<double>();
+}
+
+void get_int(const json& j, const char* key, int& out, bool required, const std::string& ctx) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) throw Error(ctx + ": missing required field '" + key + "'");
+    return;
+  }
+  if (!it->is_number_integer() && !(it->is_number_float() && it->get<double>() == static_cast<int>(it->get<double>())))
+    throw Error(ctx + ": field '" + key + "' must be an integer, got " + it->dump());
+  out = static_cast<int>(it->get<double>());
+}
+
+void get_string(const json& j, const char* key, std::string& out, bool required, const std::string& ctx) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) throw Error(ctx + ": missing required field '" + key + "'");
+    return;
+  }
+  if (!it->is_string()) throw Error(ctx + ": field '" + key + "' must be a string, got " + it->type_name());
+  out = it->get<std::string>();
+}
+
+void require_positive(double v, const char* key, const std::string& ctx) {
+  if (!(v > 0)) throw Error(ctx + ": field '" + key + "' must be positive, got " + json(v).dump());
+}
+
+DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string& default_name) {
+  if (!j.is_object()) throw Error(ctx + ": top level must be a JSON object, got " + std::string(j.type_name()));
+  DeviceSpec d;
+  d.name = default_name;
+  get_string(j, "name", d.name, false, ctx);
+  get_string(j, "kind", d.kind, true, ctx);
+  if (d.kind != "gpu" && d.kind != "cpu")
+    throw Error(ctx + ": field 'kind' must be \"gpu\" or \"cpu\", got \"" + d.kind + "\"");
+  const bool gpu = d.kind == "gpu";
+  get_string(j, "arch", d.arch, true, ctx);
+
+  get_number(j, "dram_bw_GBps", d.dram_bw_GBps, true, ctx);
+  get_number(j, "l2_bytes", d.l2_bytes, gpu, ctx);
+  get_int(j, "sm_count", d.sm_count, true, ctx);
+  get_number(j, "clock_GHz", d.clock_GHz, gpu, ctx);
+  get_number(j, "fp32_TFLOPs", d.fp32_TFLOPs, true, ctx);
+  get_number(j, "tensor_TFLOPs", d.tensor_TFLOPs, gpu, ctx);
+  get_int(j, "regs_per_sm", d.regs_per_sm, false, ctx);
+  get_int(j, "max_regs_per_thread", d.max_regs_per_thread, false, ctx);
+  get_number(j, "smem_per_sm_bytes", d.smem_per_sm_bytes, gpu, ctx);
+  get_number(j, "smem_per_block_bytes", d.smem_per_block_bytes, gpu, ctx);
+  get_int(j, "max_threads_per_sm", d.max_threads_per_sm, false, ctx);
+  get_int(j, "threads_per_block", d.threads_per_block, false, ctx);
+  get_int(j, "elems_per_thread", d.elems_per_thread, false, ctx);
+  get_number(j, "launch_us", d.launch_us, true, ctx);
+  get_number(j, "graph_launch_us", d.graph_launch_us, false, ctx);
+  get_number(j, "e_mem", d.e_mem, false, ctx);
+  get_number(j, "e_cmp", d.e_cmp, false, ctx);
+  get_number(j, "e_contraction", d.e_contraction, false, ctx);
+  get_number(j, "spill_penalty", d.spill_penalty, false, ctx);
+  get_number(j, "min_occupancy_for_full_bw", d.min_occupancy_for_full_bw, false, ctx);
+
+  if (auto it = j.find("calibrated"); it != j.end()) {
+    if (!it->is_boolean()) throw Error(ctx + ": field 'calibrated' must be true or false");
+    d.calibrated = it->get<bool>();
+  }
+
+  if (auto it = j.find("caches"); it != j.end()) {
+    if (!it->is_array()) throw Error(ctx + ": field 'caches' must be an array of {name, bytes, bw_GBps}");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& c = (*it)[i];
+      const std::string cctx = ctx + ": caches[" + std::to_string(i) + "]";
+      if (!c.is_object()) throw Error(cctx + " must be an object {name, bytes, bw_GBps}");
+      CacheLevel lvl;
+      get_string(c, "name", lvl.name, true, cctx);
+      get_number(c, "bytes", lvl.bytes, true, cctx);
+      get_number(c, "bw_GBps", lvl.bw_GBps, true, cctx);
+      require_positive(lvl.bw_GBps, "bw_GBps", cctx);
+      if (lvl.bytes < 0) throw Error(cctx + ": field 'bytes' must be >= 0 (0 = unbounded DRAM)");
+      d.caches.push_back(std::move(lvl));
+    }
+    // Ascending by capacity; a DRAM level (bytes = 0, unbounded) comes last.
+    for (size_t i = 1; i < d.caches.size(); ++i) {
+      const double prev = d.caches[i - 1].bytes, cur = d.caches[i].bytes;
+      if (prev == 0 || (cur != 0 && cur < prev))
+        throw Error(ctx + ": 'caches' must be in ascending size order (DRAM, bytes 0, last); entry " +
+                    std::to_string(i) + " ('" + d.caches[i].name + "') is out of order");
+    }
+  } else if (!gpu) {
+    throw Error(ctx + ": missing required field 'caches' (a cpu device lists its cache levels)");
+  }
+
+  if (auto it = j.find("sources"); it != j.end()) {
+    if (!it->is_object()) throw Error(ctx + ": field 'sources' must be an object mapping figure name to its source");
+    for (auto s = it->begin(); s != it->end(); ++s) {
+      if (!s.value().is_string()) throw Error(ctx + ": sources['" + s.key() + "'] must be a string");
+      d.sources[s.key()] = s.value().get<std::string>();
+    }
+  }
+
+  require_positive(d.dram_bw_GBps, "dram_bw_GBps", ctx);
+  require_positive(d.fp32_TFLOPs, "fp32_TFLOPs", ctx);
+  if (d.sm_count <= 0) throw Error(ctx + ": field 'sm_count' must be positive, got " + std::to_string(d.sm_count));
+  if (d.launch_us < 0) throw Error(ctx + ": field 'launch_us' must be >= 0");
+  if (d.threads_per_block <= 0) throw Error(ctx + ": field 'threads_per_block' must be positive");
+  if (d.elems_per_thread <= 0) throw Error(ctx + ": field 'elems_per_thread' must be positive");
+  if (d.max_regs_per_thread <= 0) throw Error(ctx + ": field 'max_regs_per_thread' must be positive");
+  for (auto [key, v] : {std::pair{"e_mem", d.e_mem}, {"e_cmp", d.e_cmp}, {"e_contraction", d.e_contraction}})
+    if (!(v > 0 && v <= 1.5)) throw Error(ctx + ": field '" + key + "' must be in (0, 1.5], got " + json(v).dump());
+  return d;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.find('\\') != std::string::npos ||
+         (s.size() > 5 && s.ends_with(".json"));
+}
+
+}  // namespace
+
+std::string data_dir() {
+  if (const char* env = std::getenv("FUSEPLAN_DATA_DIR"); env && *env) return env;
+  return FUSEPLAN_SOURCE_DIR;
+}
+
+std::vector<std::string> list_devices() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(devices_dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".json") names.push_back(it->path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+DeviceSpec load_device(const std::string& name_or_path) {
+  if (name_or_path.empty()) throw Error("empty device name (known: " + known_list() + ")");
+  fs::path path;
+  std::string default_name;
+  std::error_code ec;
+  if (looks_like_path(name_or_path) || fs::is_regular_file(name_or_path, ec)) {
+    path = name_or_path;
+    if (!fs::is_regular_file(path, ec))
+      throw Error("device file '" + name_or_path + "' not found (known devices: " + known_list() + ")");
+    default_name = path.stem().string();
+  } else {
+    path = devices_dir() / (name_or_path + ".json");
+    if (!fs::is_regular_file(path, ec))
+      throw Error("unknown device '" + name_or_path + "' (known: " + known_list() + ")");
+    default_name = name_or_path;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read device file '" + path.string() + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string msg = e.what();
+    std::replace(msg.begin(), msg.end(), '\n', ' ');
+    throw Error(path.string() + ": malformed JSON: " + msg);
+  }
+  return parse_device(j, path.string(), default_name);
+}
+
+std::string device_to_json(const DeviceSpec& d) {
+  ojson j;
+  j["name"] = d.name;
+  j["kind"] = d.kind;
+  j["arch"] = d.arch;
+  j["dram_bw_GBps"] = d.dram_bw_GBps;
+  j["l2_bytes"] = d.l2_bytes;
+  if (!d.caches.empty() || d.kind == "cpu") {
+    ojson caches = ojson::array();
+    for (const auto& c : d.caches) {
+      ojson cj;
+      cj["name"] = c.name;
+      cj["bytes"] = c.bytes;
+      cj["bw_GBps"] = c.bw_GBps;
+      caches.push_back(std::move(cj));
+    }
+    j["caches"] = std::move(caches);
+  }
+  j["sm_count"] = d.sm_count;
+  j["clock_GHz"] = d.clock_GHz;
+  j["fp32_TFLOPs"] = d.fp32_TFLOPs;
+  j["tensor_TFLOPs"] = d.tensor_TFLOPs;
+  j["regs_per_sm"] = d.regs_per_sm;
+  j["max_regs_per_thread"] = d.max_regs_per_thread;
+  j["smem_per_sm_bytes"] = d.smem_per_sm_bytes;
+  j["smem_per_block_bytes"] = d.smem_per_block_bytes;
+  j["max_threads_per_sm"] = d.max_threads_per_sm;
+  j["threads_per_block"] = d.threads_per_block;
+  j["elems_per_thread"] = d.elems_per_thread;
+  j["launch_us"] = d.launch_us;
+  j["graph_launch_us"] = d.graph_launch_us;
+  j["e_mem"] = d.e_mem;
+  j["e_cmp"] = d.e_cmp;
+  j["e_contraction"] = d.e_contraction;
+  j["spill_penalty"] = d.spill_penalty;
+  j["min_occupancy_for_full_bw"] = d.min_occupancy_for_full_bw;
+  j["calibrated"] = d.calibrated;
+  ojson src = ojson::object();
+  for (const auto& [k, v] : d.sources) src[k] = v;
+  j["sources"] = std::move(src);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace fuseplan
