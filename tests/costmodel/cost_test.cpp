@@ -1,0 +1,343 @@
+// Cost model: bytes, FLOPs with recomputation, roofline time, launch-bound
+// and CPU cache-level behaviour, on hand-built graphs with hand-computed values.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "costmodel/cost.h"
+#include "tests/costmodel/cost_test_util.h"
+
+namespace fuseplan {
+namespace {
+
+using testing::GraphBuilder;
+using testing::h100;
+using testing::make_group;
+using testing::totals;
+using testing::unfused;
+
+constexpr int64_t N = 4096, C = 1024;
+constexpr double NC = static_cast<double>(N * C);
+// H100-like: 3350 GB/s × e_mem 0.85 = 2847.5 GB/s = 2847.5e3 bytes/µs.
+constexpr double kH100BytesPerUs = 3350 * 0.85 * 1e3;
+
+Graph bias_relu(bool t_is_output = false) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {N, C});
+  NodeId bias = b.weight("bias", {C});
+  NodeId t = b.op("t", "Add", OpClass::broadcast, {N, C}, {x, bias});
+  NodeId y = b.op("y", "Relu", OpClass::elementwise, {N, C}, {t});
+  if (t_is_output) return b.finish({t, y});
+  return b.finish({y});
+}
+
+TEST(CostBytes, BiasReluFusionHalvesTraffic) {
+  Graph g = bias_relu();
+  // Unfused: Add reads x + bias, writes t; Relu reads t, writes y: 16·N·C + 4·C.
+  EXPECT_DOUBLE_EQ(totals(g, unfused(g), h100()).bytes, 16 * NC + 4 * C);
+  EXPECT_DOUBLE_EQ(totals(g, unfused(g), h100()).bytes, 67112960);  // cases/expected.json
+  // Fused: reads x + bias, writes y: 8·N·C + 4·C.
+  GroupCost f = cost(g, make_group(g, {"t", "y"}), h100());
+  EXPECT_DOUBLE_EQ(f.bytes_read, 4 * NC + 4 * C);
+  EXPECT_DOUBLE_EQ(f.bytes_written, 4 * NC);
+  EXPECT_DOUBLE_EQ(f.bytes(), 33558528);
+  EXPECT_DOUBLE_EQ(f.spill_bytes, 0);
+}
+
+TEST(CostTime, BiasReluFusedIsMemoryBoundAndHalvesTime) {
+  Graph g = bias_relu();
+  DeviceSpec d = h100();
+  auto un = unfused(g);
+  GroupCost add = cost(g, un[0], d), relu = cost(g, un[1], d);
+  GroupCost f = cost(g, make_group(g, {"t", "y"}), d);
+  EXPECT_EQ(f.bound, "memory");
+  EXPECT_EQ(add.bound, "memory");
+  EXPECT_NEAR(f.t_mem_us, (4 * NC + 4 * C + 4 * NC) / kH100BytesPerUs, 1e-9);
+  EXPECT_NEAR(f.t_mem_us, 11.785, 1e-3);
+  // Two ops, 1 FLOP each per element, at 67 TFLOP/s × e_cmp 0.7.
+  EXPECT_DOUBLE_EQ(f.flops, 2 * NC);
+  EXPECT_NEAR(f.t_compute_us, 2 * NC / (67e6 * 0.7), 1e-9);
+  EXPECT_DOUBLE_EQ(f.launch_us, 2.0);
+  EXPECT_DOUBLE_EQ(f.predicted_us, f.t_mem_us + 2.0);
+  // Time halves, up to the launch terms.
+  double unfused_us = add.predicted_us + relu.predicted_us;
+  EXPECT_NEAR((f.predicted_us - d.launch_us) / (unfused_us - 2 * d.launch_us), 0.5, 1e-4);
+  EXPECT_NEAR(f.predicted_us / unfused_us, 0.5, 0.01);
+}
+
+TEST(CostBytes, ProducerFusedIntoReductionPrologueReadsXOnce) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {N, C});
+  NodeId sq = b.op("sq", "Mul", OpClass::elementwise, {N, C}, {x, x});  // reads x once
+  NodeId y = b.op("y", "ReduceSum", OpClass::reduction, {N, 1}, {sq}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+  Graph g = b.finish({y});
+  EXPECT_DOUBLE_EQ(totals(g, unfused(g), h100()).bytes, 50348032);
+  GroupCost f = cost(g, make_group(g, {"sq", "y"}), h100());
+  EXPECT_DOUBLE_EQ(f.bytes(), 16793600);
+  // Prologue computed once per reduction step: N·C muls + N·C adds.
+  EXPECT_DOUBLE_EQ(f.flops, 2 * NC);
+}
+
+TEST(CostBytes, ReductionEpilogueWritesOnlyTheReducedRow) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {N, C});
+  NodeId s = b.op("s", "ReduceSum", OpClass::reduction, {N, 1}, {x}, {{"axes", std::vector<int64_t>{1}}});
+  NodeId y = b.op("y", "Sqrt", OpClass::elementwise, {N, 1}, {s});
+  Graph g = b.finish({y});
+  EXPECT_DOUBLE_EQ(totals(g, unfused(g), h100()).bytes, 16826368);
+  GroupCost f = cost(g, make_group(g, {"s", "y"}), h100());
+  EXPECT_DOUBLE_EQ(f.bytes(), 16793600);
+  EXPECT_DOUBLE_EQ(f.flops, NC + 8.0 * N);  // sum over the rows + one sqrt per row
+}
+
+TEST(CostBytes, GraphOutputProducerIsStillWritten) {
+  Graph g = bias_relu(/*t_is_output=*/true);
+  Group grp = make_group(g, {"t", "y"});
+  ASSERT_EQ(grp.materialised.size(), 2u);
+  EXPECT_DOUBLE_EQ(cost(g, grp, h100()).bytes(), 50335744);
+}
+
+TEST(CostBytes, CostTrustsTheMaterialisedSet) {
+  Graph g = bias_relu();
+  Group grp = make_group(g, {"t", "y"});
+  grp.materialised.push_back(g.at("t"));  // the plan chose to keep t as well
+  EXPECT_DOUBLE_EQ(cost(g, grp, h100()).bytes(), 33558528 + 4 * NC);
+}
+
+Graph softmax(int64_t rows, int64_t cols) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {rows, cols});
+  std::map<std::string, AttrValue> ax{{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}};
+  NodeId mx = b.op("y/max", "ReduceMax", OpClass::reduction, {rows, 1}, {x}, ax);
+  NodeId sub = b.op("y/sub", "Sub", OpClass::broadcast, {rows, cols}, {x, mx});
+  NodeId ex = b.op("y/exp", "Exp", OpClass::elementwise, {rows, cols}, {sub});
+  NodeId sum = b.op("y/sum", "ReduceSum", OpClass::reduction, {rows, 1}, {ex}, ax);
+  NodeId y = b.op("y", "Div", OpClass::broadcast, {rows, cols}, {ex, sum});
+  return b.finish({y});
+}
+
+TEST(CostMultipass, SoftmaxRowResidentReadsOnceWritesOnce) {
+  Graph g = softmax(N, C);
+  Group grp = make_group(g, {"y/max", "y/sub", "y/exp", "y/sum", "y"});
+  ASSERT_EQ(grp.kind, GroupKind::multipass);
+  GroupCost c = cost(g, grp, h100());
+  EXPECT_DOUBLE_EQ(c.bytes(), 33554432);
+  // max 1 + sub 1 + exp 8 + sum 1 + div 4 per element, each computed once.
+  EXPECT_DOUBLE_EQ(c.flops, 15 * NC);
+  EXPECT_EQ(c.spill_bytes, 0);
+}
+
+TEST(CostMultipass, RowThatFitsNoBlockIsChargedOnePassPerReduction) {
+  Graph g = softmax(16, 1048576);  // 4 MiB rows
+  Group grp = make_group(g, {"y/max", "y/sub", "y/exp", "y/sum", "y"});
+  GroupCost c = cost(g, grp, h100());
+  double x_bytes = 16.0 * 1048576 * 4;
+  EXPECT_DOUBLE_EQ(c.bytes_read, 3 * x_bytes);  // max pass, sum pass, final pass
+  EXPECT_DOUBLE_EQ(c.bytes_written, x_bytes);
+}
+
+TEST(CostFlops, DuplicatedProducerCountsInEveryGroup) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {N, C});
+  NodeId bias = b.weight("bias", {C});
+  NodeId p = b.op("p", "Add", OpClass::broadcast, {N, C}, {x, bias});
+  NodeId cs = b.op("colsum", "ReduceSum", OpClass::reduction, {1, C}, {p}, {{"axes", std::vector<int64_t>{0}}});
+  NodeId rs = b.op("rowsum", "ReduceSum", OpClass::reduction, {N, 1}, {p}, {{"axes", std::vector<int64_t>{1}}});
+  NodeId r = b.op("r", "Relu", OpClass::elementwise, {N, C}, {p});
+  Graph g = b.finish({cs, rs, r});
+  double consumers = primitive_flops(g, cs) + primitive_flops(g, rs) + primitive_flops(g, r);
+  double p_flops = primitive_flops(g, p);
+  EXPECT_DOUBLE_EQ(p_flops, NC);
+  for (int k = 1; k <= 3; ++k) {
+    std::vector<NodeId> cons{cs, rs, r};
+    std::vector<Group> plan;
+    double total = 0;
+    for (int i = 0; i < 3; ++i) {
+      Group grp = i < k ? make_group(g, std::vector<NodeId>{p, cons[i]}) : make_group(g, std::vector<NodeId>{cons[i]});
+      if (i < k) grp.materialised.erase(std::remove(grp.materialised.begin(), grp.materialised.end(), p), grp.materialised.end());
+      if (i < k && k > 1) grp.duplicated = {p};
+      total += cost(g, grp, h100()).flops;
+    }
+    if (k < 3) total += cost(g, make_group(g, std::vector<NodeId>{p}), h100()).flops;  // p kept for the rest
+    EXPECT_DOUBLE_EQ(total, consumers + (k < 3 ? k + 1 : k) * p_flops) << "k = " << k;
+  }
+  // cases/expected.json shared_producer_two_reductions: p recomputed in both reductions.
+  Graph g2 = [] {
+    GraphBuilder b2;
+    NodeId x2 = b2.input("x", {N, C});
+    NodeId bias2 = b2.weight("bias", {C});
+    NodeId p2 = b2.op("p", "Add", OpClass::broadcast, {N, C}, {x2, bias2});
+    NodeId c2 = b2.op("colsum", "ReduceSum", OpClass::reduction, {1, C}, {p2}, {{"axes", std::vector<int64_t>{0}}});
+    NodeId r2 = b2.op("rowsum", "ReduceSum", OpClass::reduction, {N, 1}, {p2}, {{"axes", std::vector<int64_t>{1}}});
+    return b2.finish({c2, r2});
+  }();
+  Group a = make_group(g2, {"p", "colsum"}), bb = make_group(g2, {"p", "rowsum"});
+  a.materialised = {g2.at("colsum")};
+  bb.materialised = {g2.at("rowsum")};
+  a.duplicated = bb.duplicated = {g2.at("p")};
+  EXPECT_DOUBLE_EQ(cost(g2, a, h100()).bytes() + cost(g2, bb, h100()).bytes(), 33583104);
+  EXPECT_DOUBLE_EQ(cost(g2, a, h100()).flops + cost(g2, bb, h100()).flops, 4 * NC);
+}
+
+TEST(CostFlops, BroadcastProducerIsRecomputedPerConsumerElement) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {N, C});
+  NodeId w = b.weight("w", {C});
+  NodeId e = b.op("e", "Exp", OpClass::elementwise, {C}, {w});
+  NodeId y = b.op("y", "Add", OpClass::broadcast, {N, C}, {x, e});
+  Graph g = b.finish({y});
+  GroupCost fused = cost(g, make_group(g, {"e", "y"}), h100());
+  // exp: 8 per element × C elements × N recomputations; add: N·C.
+  EXPECT_DOUBLE_EQ(fused.flops, 8 * NC + NC);
+  GroupCost alone = cost(g, make_group(g, {"e"}), h100());
+  EXPECT_DOUBLE_EQ(alone.flops, 8.0 * C);
+}
+
+TEST(CostFlops, ContractionPrologueIsRecomputedPerTile) {
+  constexpr int64_t M = 1024, K = 512, Nn = 512;
+  GraphBuilder b;
+  NodeId x = b.input("x", {M, K});
+  NodeId w = b.weight("w", {K, Nn});
+  NodeId a = b.op("a", "Relu", OpClass::elementwise, {M, K}, {x});
+  NodeId wr = b.op("wr", "Relu", OpClass::elementwise, {K, Nn}, {w});
+  NodeId mm = b.op("mm", "MatMul", OpClass::contraction, {M, Nn}, {a, wr});
+  NodeId y = b.op("y", "Relu", OpClass::elementwise, {M, Nn}, {mm});
+  Graph g = b.finish({y});
+  double mm_flops = 2.0 * M * Nn * K;
+  EXPECT_DOUBLE_EQ(primitive_flops(g, mm), mm_flops);
+  Group grp = make_group(g, {"a", "wr", "mm", "y"});
+  ASSERT_EQ(grp.kind, GroupKind::contraction);
+  GroupCost c = cost(g, grp, h100());
+  // A operand recomputed N/128 = 4 times, B operand M/128 = 8 times, epilogue once.
+  EXPECT_DOUBLE_EQ(c.flops, mm_flops + 4.0 * M * K + 8.0 * K * Nn + 1.0 * M * Nn);
+}
+
+TEST(CostTime, LargeGemmIsComputeBoundOnTensorPeak) {
+  constexpr int64_t S = 4096;
+  GraphBuilder b;
+  NodeId a = b.input("a", {S, S});
+  NodeId w = b.weight("w", {S, S});
+  NodeId mm = b.op("mm", "MatMul", OpClass::contraction, {S, S}, {a, w});
+  Graph g = b.finish({mm});
+  GroupCost c = cost(g, make_group(g, {"mm"}), h100());
+  double flops = 2.0 * S * S * S;
+  EXPECT_DOUBLE_EQ(c.flops, flops);
+  EXPECT_NEAR(c.t_compute_us, flops / (989e6 * 0.6), 1e-6);
+  EXPECT_EQ(c.bound, "compute");
+  EXPECT_DOUBLE_EQ(c.bytes(), 3.0 * S * S * 4);
+}
+
+TEST(CostFlops, PrimitiveTable) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {8, 64, 56, 56});
+  NodeId w = b.weight("w", {64, 64, 3, 3});
+  NodeId conv = b.op("c", "Conv", OpClass::contraction, {8, 64, 56, 56}, {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  NodeId pool = b.op("p", "MaxPool", OpClass::reduction, {8, 64, 28, 28}, {conv},
+                     {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}}});
+  NodeId ex = b.op("e", "Exp", OpClass::elementwise, {8, 64, 28, 28}, {pool});
+  NodeId dv = b.op("d", "Div", OpClass::elementwise, {8, 64, 28, 28}, {ex, ex});
+  NodeId rs = b.op("r", "Reshape", OpClass::reshape, {8, 64 * 28 * 28}, {dv});
+  NodeId red = b.op("s", "ReduceSum", OpClass::reduction, {8, 1}, {rs}, {{"axes", std::vector<int64_t>{1}}});
+  Graph g = b.finish({red});
+  // Conv: 2·N·K·(C/group)·R·S·P·Q.
+  EXPECT_DOUBLE_EQ(primitive_flops(g, conv), 2.0 * 8 * 64 * 64 * 3 * 3 * 56 * 56);
+  EXPECT_DOUBLE_EQ(primitive_flops(g, pool), 9.0 * 8 * 64 * 28 * 28);  // window per output
+  EXPECT_DOUBLE_EQ(primitive_flops(g, ex), 8.0 * 8 * 64 * 28 * 28);
+  EXPECT_DOUBLE_EQ(primitive_flops(g, dv), 4.0 * 8 * 64 * 28 * 28);
+  EXPECT_DOUBLE_EQ(primitive_flops(g, rs), 0);
+  EXPECT_DOUBLE_EQ(primitive_flops(g, red), 8.0 * 64 * 28 * 28);  // input numel
+  EXPECT_DOUBLE_EQ(primitive_flops(g, x), 0);
+}
+
+Graph many_sigmoids(int k, int64_t s) {
+  GraphBuilder b;
+  std::vector<NodeId> xs, ys;
+  for (int i = 0; i < k; ++i) xs.push_back(b.input("x" + std::to_string(i), {s}));
+  for (int i = 0; i < k; ++i) ys.push_back(b.op("y" + std::to_string(i), "Sigmoid", OpClass::elementwise, {s}, {xs[i]}));
+  return b.finish(ys);
+}
+
+Group horizontal(const Graph& g, int from, int to) {
+  Group grp;
+  grp.kind = GroupKind::horizontal;
+  for (int i = from; i < to; ++i) {
+    NodeId y = g.at("y" + std::to_string(i));
+    grp.nodes.push_back(y);
+    grp.materialised.push_back(y);
+    grp.branches.push_back({y});
+  }
+  return grp;
+}
+
+TEST(CostLaunch, TwoHundredSmallKernelsAreLaunchBound) {
+  Graph g = many_sigmoids(200, 4096);
+  DeviceSpec d = h100();
+  double sum = 0;
+  for (const Group& grp : unfused(g)) {
+    GroupCost c = cost(g, grp, d);
+    EXPECT_EQ(c.bound, "launch");
+    sum += c.predicted_us;
+  }
+  EXPECT_NEAR(sum, 200 * d.launch_us, 0.01 * 200 * d.launch_us);
+}
+
+TEST(CostLaunch, OneHorizontalGroupPaysOneLaunch) {
+  Graph g = many_sigmoids(200, 4096);
+  DeviceSpec d = h100();
+  GroupCost c = cost(g, horizontal(g, 0, 200), d);
+  EXPECT_DOUBLE_EQ(c.launch_us, d.launch_us);
+  EXPECT_NE(c.bound, "launch");
+  EXPECT_GE(c.t_mem_us, c.t_compute_us);
+  EXPECT_DOUBLE_EQ(c.predicted_us, d.launch_us + c.t_mem_us);
+  EXPECT_DOUBLE_EQ(c.bytes() - c.spill_bytes, 200 * 4096 * 8.0);
+  // Branch registers add up (10 + 200 × 8 > 255): the estimate spills, yet one
+  // launch still beats 200 launches by far.
+  EXPECT_GT(c.spill_bytes, 0);
+  EXPECT_LT(c.predicted_us, 0.1 * 200 * d.launch_us);
+}
+
+TEST(CostLaunch, SixteenBranchesFitRegistersAndCostOneLaunch) {
+  Graph g = many_sigmoids(64, 4096);
+  DeviceSpec d = h100();
+  double unfused_us = testing::totals(g, unfused(g), d).predicted_us;
+  double planned = 0;
+  for (int i = 0; i < 4; ++i) {
+    GroupCost c = cost(g, horizontal(g, 16 * i, 16 * (i + 1)), d);
+    EXPECT_EQ(c.spill_bytes, 0);
+    EXPECT_EQ(c.regs_per_thread, 10 + 16 * 8);  // address + 16 × (x, y) × 4 elements
+    EXPECT_DOUBLE_EQ(c.bytes(), 16 * 4096 * 8.0);
+    planned += c.predicted_us;
+  }
+  EXPECT_LE(planned / unfused_us, 0.125);  // cases/expected.json many_small_branches
+}
+
+TEST(CostCpu, WorkingSetThatFitsL2UsesL2Bandwidth) {
+  DeviceSpec d = testing::cpu_spec();
+  // 64K floats in, 64K out: 512 KiB > 8 × 48 KiB of L1, < 8 × 2 MiB of L2.
+  Graph g = many_sigmoids(1, 65536);
+  GroupCost c = cost(g, make_group(g, {"y0"}), d);
+  EXPECT_DOUBLE_EQ(c.bytes(), 524288);
+  EXPECT_DOUBLE_EQ(c.t_mem_us, 524288 / (1000 * 1e3 * d.e_mem));
+  EXPECT_DOUBLE_EQ(c.occupancy, 1.0);
+  EXPECT_DOUBLE_EQ(c.launch_us, 5);
+  // 4 KiB in + out fits L1.
+  Graph small = many_sigmoids(1, 512);
+  EXPECT_DOUBLE_EQ(cost(small, make_group(small, {"y0"}), d).t_mem_us, 4096 / (2000 * 1e3));
+  // 256 MiB fits no cache: DRAM.
+  Graph big = many_sigmoids(1, 32 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"y0"}), d).t_mem_us, 256.0 * 1024 * 1024 / (50 * 1e3));
+}
+
+TEST(CostExplain, BreakdownOnlyWhenAsked) {
+  Graph g = bias_relu();
+  Group grp = make_group(g, {"t", "y"});
+  EXPECT_TRUE(cost(g, grp, h100()).breakdown.empty());
+  GroupCost c = cost(g, grp, h100(), true);
+  EXPECT_NE(c.breakdown.find("bytes_read = 16781312 (x: 16777216, bias: 4096)"), std::string::npos) << c.breakdown;
+  EXPECT_EQ(explain_cost(g, grp, h100()), c.breakdown);
+  EXPECT_DOUBLE_EQ(c.predicted_us, cost(g, grp, h100()).predicted_us);
+}
+
+}  // namespace
+}  // namespace fuseplan
