@@ -1,2 +1,38 @@
+// fuseplan: cost-model-driven operator-fusion search. Each sub-command lives
+// in its own cli/cmd_*.cpp; errors become one line on stderr and exit code 2.
 #include <iostream>
-int main() { std::cout << "fuseplan\n"; return 0; }
+
+#include "cli/common.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fuseplan: search, explain and measure operator-fusion plans"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "fuseplan 0.1.0");
+  fuseplan::cli::add_inspect(app);
+  fuseplan::cli::add_probe(app);
+  fuseplan::cli::add_cost(app);
+  fuseplan::cli::add_search(app);
+  fuseplan::cli::add_explain(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "fuseplan: error: " << e.what() << "\n";
+    return 2;
+  } catch (const fuseplan::Error& e) {
+    std::cerr << "fuseplan: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "fuseplan: error: out of memory\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "fuseplan: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}

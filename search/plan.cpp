@@ -116,7 +116,7 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
       else grp.duplicated.push_back(n);
   for (auto& grp : plan.groups) {
     assign_kind(g, grp);
-    plan.costs.push_back(cost(g, grp, d));
+    plan.costs.push_back(cost(g, grp, d, /*with_breakdown=*/true));
   }
   for (std::size_t i = 0; i < plan.groups.size(); ++i) {
     plan.totals.bytes += plan.costs[i].bytes();

@@ -1,0 +1,97 @@
+// fuseplan search MODEL --device D [--strategy S] -o plan.json
+// fuseplan cost MODEL --device D [--plan plan.json] [--json]
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/common.h"
+#include "emit/files.h"
+#include "emit/plan_json.h"
+#include "search/strategy.h"
+
+namespace fuseplan::cli {
+
+namespace {
+struct SearchArgs {
+  ModelArgs model;
+  std::string device = "h100-sxm";
+  std::string strategy = "cost";
+  std::string output;
+  std::string plan;  // cost: an existing plan to price
+  int max_group_size = 128;
+  bool json = false;
+};
+
+Plan finish(Plan p, const SearchArgs& a, const LoadedModel& m) {
+  p.model_path = a.model.path;
+  p.model_sha256 = m.sha256;
+  p.dims = a.model.dims();
+  return p;
+}
+
+void run_search(const SearchArgs& a) {
+  LoadedModel m = load_model(a.model);
+  const DeviceSpec d = load_device(a.device);
+  SearchOptions o;
+  o.max_group_size = a.max_group_size;
+  Plan plan = finish(search(m.graph, d, a.strategy, o), a, m);
+  Plan base = a.strategy == "unfused" ? plan : finish(search(m.graph, d, "unfused", o), a, m);
+  if (!a.output.empty()) write_file_atomic(a.output, plan_to_json(m.graph, plan));
+  std::cout << "strategy " << plan.strategy << " on " << d.name << ": " << plan.totals.kernels << " kernels (unfused "
+            << base.totals.kernels << "), " << fmt_bytes(plan.totals.bytes) << " moved (unfused "
+            << fmt_bytes(base.totals.bytes) << "), predicted " << fmt(plan.totals.predicted_us) << " us (unfused "
+            << fmt(base.totals.predicted_us) << " us, " << fmt(base.totals.predicted_us / plan.totals.predicted_us)
+            << "x), search " << fmt(plan.totals.search_ms, 1) << " ms\n";
+  if (!a.output.empty()) std::cout << "wrote " << a.output << "\n";
+}
+
+void run_cost(const SearchArgs& a) {
+  LoadedModel m = load_model(a.model);
+  const DeviceSpec d = load_device(a.device);
+  Plan plan = a.plan.empty() ? search(m.graph, d, "unfused")
+                             : load_plan(read_file(a.plan), m.graph, d, m.sha256, a.model.dims());
+  plan = finish(std::move(plan), a, m);
+  if (a.json) {
+    std::cout << plan_to_json(m.graph, plan);
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+    const Group& grp = plan.groups[i];
+    const GroupCost& c = plan.costs[i];
+    rows.push_back({std::to_string(grp.id), std::string(to_string(grp.kind)), std::to_string(grp.nodes.size()),
+                    m.graph.node(grp.nodes.back()).name.substr(0, 40), fmt_bytes(c.bytes()), fmt(c.flops / 1e6, 3),
+                    std::to_string(c.regs_per_thread), fmt(c.t_mem_us), fmt(c.t_compute_us), fmt(c.launch_us),
+                    fmt(c.predicted_us), c.bound});
+  }
+  std::cout << format_table({"id", "kind", "prims", "last primitive", "bytes", "MFLOP", "regs", "t_mem_us",
+                             "t_compute_us", "launch_us", "predicted_us", "bound"},
+                            rows);
+  std::cout << "total: " << plan.totals.kernels << " kernels, " << fmt_bytes(plan.totals.bytes) << ", "
+            << fmt(plan.totals.flops / 1e9, 3) << " GFLOP, predicted " << fmt(plan.totals.predicted_us) << " us on "
+            << d.name << "\n";
+}
+}  // namespace
+
+void add_search(CLI::App& app) {
+  auto a = std::make_shared<SearchArgs>();
+  auto* cmd = app.add_subcommand("search", "search a fusion plan and write it as JSON");
+  a->model.add_to(cmd);
+  cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
+  cmd->add_option("--strategy", a->strategy, "fusion strategy")->capture_default_str();
+  cmd->add_option("--max-group-size", a->max_group_size, "primitives per kernel at most")->capture_default_str();
+  cmd->add_option("-o,--output", a->output, "plan JSON to write (atomically)");
+  cmd->callback([a] { run_search(*a); });
+}
+
+void add_cost(CLI::App& app) {
+  auto a = std::make_shared<SearchArgs>();
+  auto* cmd = app.add_subcommand("cost", "per-group predicted cost of a plan (default: the unfused plan)");
+  a->model.add_to(cmd);
+  cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
+  cmd->add_option("--plan", a->plan, "plan JSON to price instead of the unfused plan");
+  cmd->add_flag("--json", a->json, "print the priced plan as JSON");
+  cmd->callback([a] { run_cost(*a); });
+}
+
+}  // namespace fuseplan::cli

@@ -1,0 +1,91 @@
+#include "cli/common.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "emit/files.h"
+
+namespace fuseplan::cli {
+
+void ModelArgs::add_to(CLI::App* app, bool positional) {
+  if (positional) app->add_option("model", path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
+  app->add_option("--batch", batch,
+                  "bind the leading symbolic dim of every data input to B (see README: binding rule)");
+  app->add_option("--dim", dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable)");
+}
+
+ImportOptions ModelArgs::import_options() const {
+  ImportOptions o;
+  if (batch != 0) {
+    if (batch < 0) throw Error("--batch must be positive, got " + std::to_string(batch));
+    o.batch = batch;
+  }
+  for (const auto& d : dim_args) {
+    const auto eq = d.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("--dim expects NAME=VALUE, got '" + d + "'");
+    const std::string name = d.substr(0, eq), val = d.substr(eq + 1);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(val, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != val.size() || val.empty() || v <= 0)
+      throw Error("--dim " + name + ": expected a positive integer, got '" + val + "'");
+    o.dims[name] = v;
+  }
+  return o;
+}
+
+std::map<std::string, int64_t> ModelArgs::dims() const {
+  ImportOptions o = import_options();
+  std::map<std::string, int64_t> out(o.dims.begin(), o.dims.end());
+  if (o.batch) out["batch"] = *o.batch;
+  return out;
+}
+
+LoadedModel load_model(const ModelArgs& a) {
+  LoadedModel m{import_model(a.path, a.import_options()), ""};
+  m.sha256 = sha256_hex(read_file(a.path));
+  for (const auto& w : m.graph.warnings) std::cerr << "fuseplan: warning: " << w << "\n";
+  return m;
+}
+
+std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> w(header.size(), 0);
+  for (std::size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  std::ostringstream os;
+  auto line = [&](const std::vector<std::string>& r) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const std::string cell = i < r.size() ? r[i] : "";
+      os << cell << std::string(w[i] - cell.size() + (i + 1 < w.size() ? 2 : 0), ' ');
+    }
+    os << "\n";
+  };
+  line(header);
+  std::vector<std::string> sep;
+  for (auto x : w) sep.push_back(std::string(x, '-'));
+  line(sep);
+  for (const auto& r : rows) line(r);
+  return os.str();
+}
+
+std::string fmt(double v, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
+  return buf;
+}
+
+std::string fmt_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(b) >= 1024 && u < 4) b /= 1024, ++u;
+  return fmt(b, u == 0 ? 0 : 1) + " " + units[u];
+}
+
+}  // namespace fuseplan::cli

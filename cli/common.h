@@ -1,0 +1,49 @@
+// Shared CLI plumbing: model options, loading, table printing. Only cli/
+// prints to stdout.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "costmodel/device.h"
+#include "graph/import.h"
+#include "search/plan.h"
+
+namespace fuseplan::cli {
+
+/// MODEL --batch --dim options shared by every command that reads a model.
+struct ModelArgs {
+  std::string path;
+  int64_t batch = 0;  // 0 = not given
+  std::vector<std::string> dim_args;  // "NAME=VALUE"
+
+  void add_to(CLI::App* app, bool positional = true);
+  ImportOptions import_options() const;
+  /// Bound dims recorded in plans: --dim values plus "batch" when given.
+  std::map<std::string, int64_t> dims() const;
+};
+
+struct LoadedModel {
+  Graph graph;
+  std::string sha256;
+};
+/// Imports the model; prints its warnings to stderr (one line each).
+LoadedModel load_model(const ModelArgs& a);
+
+/// Left-aligned text table with a header row, columns padded to width.
+std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+std::string fmt(double v, int precision = 2);
+/// 1536 -> "1.5 KiB" style byte counts.
+std::string fmt_bytes(double b);
+
+/// Registration of each sub-command (one file each).
+void add_inspect(CLI::App& app);
+void add_probe(CLI::App& app);
+void add_cost(CLI::App& app);
+void add_search(CLI::App& app);
+void add_explain(CLI::App& app);
+
+}  // namespace fuseplan::cli
