@@ -138,9 +138,17 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   GroupCost c;
 
   // --- bytes: external inputs once, materialised outputs once ---
-  std::vector<NodeId> inputs = group_inputs(g, grp);
-  for (NodeId n : v.order)  // sources placed inside the group are loads too
+  // External inputs (as group_inputs(), with the view's O(log k) lookup);
+  // sources placed inside the group are loads too.
+  std::vector<NodeId> inputs;
+  const BoostGraph& bg = g.boost();
+  for (NodeId n : v.order) {
     if (g.node(n).op_class == OpClass::source) inputs.push_back(n);
+    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
+      if (NodeId p = boost::source(*it, bg); v.pos(p) < 0) inputs.push_back(p);
+  }
+  std::sort(inputs.begin(), inputs.end());
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
   double read = 0, written = 0;
   for (NodeId n : inputs) read += static_cast<double>(g.node(n).out.bytes());
   for (NodeId n : grp.materialised)

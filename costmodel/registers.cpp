@@ -130,13 +130,13 @@ std::vector<std::vector<int>> branch_positions(const GroupView& v) {
   return out;
 }
 
+// Largest per-node iteration space. For a horizontal group this is the widest
+// branch: one thread evaluates every branch at its index, which is the
+// execution the summed register estimate describes.
 double iteration_space(const GroupView& v) {
   double it = 0;
-  for (NodeId n : v.order) {
-    if (v.g.node(n).op_class == OpClass::source) continue;
-    double w = work_elems(v.g, n);
-    it = v.grp.kind == GroupKind::horizontal ? it + w : std::max(it, w);
-  }
+  for (NodeId n : v.order)
+    if (v.g.node(n).op_class != OpClass::source) it = std::max(it, work_elems(v.g, n));
   return it;
 }
 
@@ -172,8 +172,8 @@ RegisterEstimate estimate_gpu(const GroupView& v, const DeviceSpec& d) {
       break;
     }
     case GroupKind::horizontal: {
-      // Sum over branches: a block may run any branch and the kernel is
-      // allocated registers for all of them (seed text; see README "Gaps").
+      // Sum over branches (DESIGN.md, seed text): the kernel holds every
+      // branch's live values; threads cover the widest branch (README "Gaps").
       for (const auto& b : branch_positions(v)) r.live_regs += peak_live(v, b, ept, kBytesPerReg);
       r.extra_regs = reduction_regs;
       r.threads = iteration_space(v) / ept;
