@@ -1,7 +1,9 @@
 // DeviceSpec configs: every configs/devices/*.json loads, cites a source for
 // every figure, round-trips through device_to_json, and errors are one line.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
