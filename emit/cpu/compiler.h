@@ -1,0 +1,49 @@
+// Compiles a generated translation unit with the system C++ compiler
+// (argument vector, no shell), caches the shared object by source hash and
+// loads it with dlopen.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fuseplan::cpu {
+
+/// A loaded kernel library; dlclose on destruction.
+class KernelLibrary {
+ public:
+  KernelLibrary(void* handle, std::string so_path, std::string src_path, bool cache_hit, double compile_ms);
+  ~KernelLibrary();
+  KernelLibrary(const KernelLibrary&) = delete;
+  KernelLibrary& operator=(const KernelLibrary&) = delete;
+
+  using KernelFn = void (*)(void**);
+  /// Throws Error naming the symbol when absent.
+  KernelFn kernel(const std::string& name) const;
+
+  const std::string& so_path() const { return so_path_; }
+  const std::string& source_path() const { return src_path_; }
+  bool cache_hit() const { return cache_hit_; }
+  double compile_ms() const { return compile_ms_; }  // 0 on a cache hit
+
+ private:
+  void* handle_;
+  std::string so_path_, src_path_;
+  bool cache_hit_;
+  double compile_ms_;
+};
+
+/// $FUSEPLAN_CACHE_DIR, else $XDG_CACHE_HOME/fuseplan, else ~/.cache/fuseplan
+/// (created when missing).
+std::string kernel_cache_dir();
+
+/// The compiler's argument vector: $FUSEPLAN_CXX (default "c++") -O3
+/// -march=native -ffp-contract=off -fno-fast-math -fopenmp -shared -fPIC ...
+std::vector<std::string> compiler_command(const std::string& src, const std::string& out);
+
+/// Compiles `source` unless <cache>/<hash>.so exists, then loads it. A
+/// compiler failure throws Error: "compiling generated kernels failed
+/// (exit N): <first error line> (log: PATH)".
+std::unique_ptr<KernelLibrary> compile_and_load(const std::string& source);
+
+}  // namespace fuseplan::cpu

@@ -1,0 +1,434 @@
+// fprt: the CPU backend's canonical numerics, shared verbatim by the reference
+// executor (profiling/reference.cpp includes this header) and by every
+// generated translation unit (emit/cpu embeds this file's text at its top).
+// Fusion may move values between memory and registers, never change the
+// operations or their order (DESIGN.md, Numerics), so everything whose result
+// depends on an evaluation order lives here exactly once:
+//  - scalar op formulas (sigmoid = 1/(1+exp(-x)), softplus, hard-sigmoid...);
+//  - the canonical GEMM: C[i,j] = (((0 + a0*b0) + a1*b1) + ...) in k order,
+//    no FMA (both sides compile with -ffp-contract=off; the generic x86-64
+//    build has no FMA anyway); vectorised across j only, which keeps each
+//    element's order. (Eigen's GEMM is not used: its blocking and packet
+//    size depend on -march, so the reference and -march=native kernels
+//    would round differently.)
+//  - conv = im2col (padding as explicit zeros) + canonical GEMM per group;
+//  - pooling, cumsum, scatter, gather-nd, linear resize, conv-transpose,
+//    which the generator calls as whole-tensor routines.
+// Self-contained: standard headers only, no fuseplan types.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace fprt {
+
+// ---------------------------------------------------------------- scalar ops
+template <class T> inline T relu(T x) { return x < T(0) ? T(0) : x; }
+template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+template <class T> inline T reciprocal(T x) { return T(1) / x; }
+template <class T> inline T neg(T x) { return -x; }
+template <class T> inline T abs_(T x) { return x < T(0) ? T(-x) : x; }
+template <class T> inline T round_(T x) { return std::nearbyint(x); }  // half to even
+template <class T> inline T softplus(T x) { return std::log(T(1) + std::exp(x)); }
+template <class T> inline T sign(T x) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0)); }
+template <class T> inline T leaky_relu(T x, T a) { return x < T(0) ? T(a * x) : x; }
+template <class T> inline T clip(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+template <class T> inline T hard_sigmoid(T x, T a, T b) {
+  T v = a * x + b;
+  return v < T(0) ? T(0) : (v > T(1) ? T(1) : v);
+}
+template <class T> inline T hard_swish(T x) { return x * hard_sigmoid(x, T(1) / T(6), T(0.5)); }
+template <class T> inline T elu(T x, T a) { return x < T(0) ? T(a * (std::exp(x) - T(1))) : x; }
+// Max/Min propagate NaN (ONNX); reductions use the same functions.
+template <class T> inline T max_(T a, T b) { return (b > a || b != b) ? b : a; }
+template <class T> inline T min_(T a, T b) { return (b < a || b != b) ? b : a; }
+template <class T> inline T div_(T a, T b) {
+  if constexpr (std::numeric_limits<T>::is_integer) return b == T(0) ? T(0) : T(a / b);
+  else return a / b;
+}
+template <class T> inline T mod_(T a, T b, int fmod_mode) {
+  if constexpr (std::numeric_limits<T>::is_integer) {
+    if (b == T(0)) return T(0);
+    T r = T(a % b);
+    if (!fmod_mode && r != T(0) && ((r < 0) != (b < 0))) r = T(r + b);
+    return r;
+  } else {
+    T r = std::fmod(a, b);
+    if (!fmod_mode && r != T(0) && ((r < 0) != (b < 0))) r = r + b;
+    return r;
+  }
+}
+template <class T, class E> inline T pow_(T a, E b) {
+  if constexpr (std::numeric_limits<T>::is_integer) {
+    return T(std::pow(double(a), double(b)));
+  } else {
+    return std::pow(a, T(b));
+  }
+}
+template <class U, class T> inline U cast(T x) {
+  if constexpr (std::is_same_v<U, bool>) return x != T(0);
+  else return static_cast<U>(x);
+}
+/// QuantizeLinear: saturate(round_half_even(x / scale) + zero_point).
+template <class Q> inline Q quantize(float x, float scale, Q zp) {
+  float v = std::nearbyint(x / scale) + float(zp);
+  float lo = float(std::numeric_limits<Q>::min()), hi = float(std::numeric_limits<Q>::max());
+  return Q(v < lo ? lo : (v > hi ? hi : v));
+}
+template <class Q> inline float dequantize(Q x, float scale, Q zp) {
+  return float(int32_t(x) - int32_t(zp)) * scale;
+}
+/// Index helpers for injective ops (negative index normalised, clamped so a
+/// speculative read of a not-selected branch stays in bounds).
+inline int64_t clamp_index(int64_t i, int64_t n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
+inline int64_t norm_index(int64_t i, int64_t n) { return clamp_index(i < 0 ? i + n : i, n); }
+inline int64_t reflect_index(int64_t i, int64_t n) {
+  if (n == 1) return 0;
+  int64_t p = 2 * (n - 1);
+  i = i % p;
+  if (i < 0) i += p;
+  return i < n ? i : p - i;
+}
+// coordinate_transformation_mode codes: 0 half_pixel, 1 asymmetric,
+// 2 align_corners, 3 pytorch_half_pixel, 4 tf_half_pixel_for_nn.
+inline float resize_src(int64_t o, float scale, int64_t in_n, int64_t out_n, int mode) {
+  switch (mode) {
+    case 1: return float(o) / scale;
+    case 2: return out_n == 1 ? 0.0f : float(o) * float(in_n - 1) / float(out_n - 1);
+    case 3: return out_n > 1 ? (float(o) + 0.5f) / scale - 0.5f : 0.0f;
+    case 4: return (float(o) + 0.5f) / scale;
+    default: return (float(o) + 0.5f) / scale - 0.5f;
+  }
+}
+// nearest_mode codes: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil.
+inline int64_t resize_nearest(int64_t o, float scale, int64_t in_n, int64_t out_n, int mode, int nmode) {
+  float x = resize_src(o, scale, in_n, out_n, mode);
+  float r;
+  switch (nmode) {
+    case 1: r = std::floor(x + 0.5f); break;
+    case 2: r = std::floor(x); break;
+    case 3: r = std::ceil(x); break;
+    default: r = (x - std::floor(x) == 0.5f) ? std::floor(x) : std::round(x); break;
+  }
+  return clamp_index(int64_t(r), in_n);
+}
+
+// ------------------------------------------------------------ canonical GEMM
+/// C[i*ldc + j] = sum_k A[i*sam + k*sak] * B[k*sbk + j*sbn], k ascending from 0.0f.
+/// Rows of 4 share one packed panel of B (64 columns); the per-element order
+/// never depends on blocking or vector width.
+inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, int64_t sak, const float* B,
+                 int64_t sbk, int64_t sbn, float* C, int64_t ldc) {
+  constexpr int64_t NB = 64, MB = 4;
+  std::vector<float> panel(size_t(K * NB > 0 ? K * NB : 1));
+  for (int64_t j0 = 0; j0 < N; j0 += NB) {
+    int64_t nb = std::min(NB, N - j0);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < nb; ++j) panel[size_t(k * NB + j)] = B[k * sbk + (j0 + j) * sbn];
+#ifdef _OPENMP
+    // Rows are independent: splitting them across threads keeps every element's order.
+    _Pragma("omp parallel for schedule(static) if (M * K * nb >= 262144)")
+#endif
+    for (int64_t i0 = 0; i0 < M; i0 += MB) {
+      int64_t mb = std::min(MB, M - i0);
+      float acc[MB][NB];
+      for (int64_t r = 0; r < MB; ++r)
+        for (int64_t j = 0; j < NB; ++j) acc[r][j] = 0.0f;
+      for (int64_t k = 0; k < K; ++k) {
+        const float* p = panel.data() + k * NB;
+        for (int64_t r = 0; r < mb; ++r) {
+          float a = A[(i0 + r) * sam + k * sak];
+          for (int64_t j = 0; j < NB; ++j) acc[r][j] = acc[r][j] + a * p[j];
+        }
+      }
+      for (int64_t r = 0; r < mb; ++r)
+        for (int64_t j = 0; j < nb; ++j) C[(i0 + r) * ldc + j0 + j] = acc[r][j];
+    }
+  }
+}
+
+/// numpy matmul with batch broadcasting; shapes as given in the graph (1-D
+/// operands are promoted as numpy does). transA/transB swap the last two axes.
+inline void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
+                   const int64_t* ys, int yr, int transA, int transB) {
+  int64_t A[8], B[8];
+  int an = ar, bn = br;
+  for (int i = 0; i < ar; ++i) A[i] = as[i];
+  for (int i = 0; i < br; ++i) B[i] = bs[i];
+  if (an == 1) { A[1] = A[0]; A[0] = 1; an = 2; }
+  if (bn == 1) { B[1] = 1; bn = 2; }
+  int64_t M = transA ? A[an - 1] : A[an - 2], K = transA ? A[an - 2] : A[an - 1];
+  int64_t N = transB ? B[bn - 2] : B[bn - 1];
+  int64_t sam = transA ? 1 : K, sak = transA ? M : 1, sbk = transB ? 1 : N, sbn = transB ? K : 1;
+  int nb = std::max(an, bn) - 2;
+  int64_t batch = 1, bd[8], sa[8], sb[8];
+  int64_t stA = M * K, stB = K * N;
+  for (int d = nb - 1; d >= 0; --d) {
+    int ia = d - (nb - (an - 2)), ib = d - (nb - (bn - 2));
+    int64_t da = ia >= 0 ? A[ia] : 1, db = ib >= 0 ? B[ib] : 1;
+    bd[d] = std::max(da, db);
+    sa[d] = da == 1 ? 0 : stA;
+    sb[d] = db == 1 ? 0 : stB;
+    stA *= da;
+    stB *= db;
+    batch *= bd[d];
+  }
+  (void)ys; (void)yr;
+  for (int64_t t = 0; t < batch; ++t) {
+    int64_t rem = t, oa = 0, ob = 0;
+    for (int d = nb - 1; d >= 0; --d) {
+      int64_t c = rem % bd[d];
+      rem /= bd[d];
+      oa += c * sa[d];
+      ob += c * sb[d];
+    }
+    gemm(M, N, K, a + oa, sam, sak, b + ob, sbk, sbn, y + t * M * N, N);
+  }
+}
+
+/// Convolution over 1-3 spatial dims (x: [N,C,s...], w: [M,C/g,k...]) as
+/// im2col (padded positions are explicit zeros) + canonical GEMM per group.
+/// Spatial arrays have `sr` entries; pads = [begin..., end...].
+inline void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
+                 int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group) {
+  int64_t Nb = xs[0], C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0},
+          dl[3] = {1, 1, 1};
+  for (int i = 0; i < sr; ++i) {
+    int o = 3 - sr + i;
+    in[o] = xs[2 + i]; out[o] = ys[2 + i]; k[o] = ws[2 + i];
+    st[o] = strides[i]; pb[o] = pads[i]; dl[o] = dil[i];
+  }
+  int64_t kvol = k[0] * k[1] * k[2], ovol = out[0] * out[1] * out[2], ivol = in[0] * in[1] * in[2];
+  std::vector<float> col(size_t(Cg * kvol * ovol));
+  for (int64_t n = 0; n < Nb; ++n) {
+    for (int64_t g = 0; g < group; ++g) {
+      const float* xg = x + (n * C + g * Cg) * ivol;
+      int64_t row = 0;
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t a = 0; a < k[0]; ++a)
+          for (int64_t b = 0; b < k[1]; ++b)
+            for (int64_t e = 0; e < k[2]; ++e, ++row) {
+              float* cr = col.data() + row * ovol;
+              int64_t q = 0;
+              for (int64_t o0 = 0; o0 < out[0]; ++o0) {
+                int64_t i0 = o0 * st[0] - pb[0] + a * dl[0];
+                for (int64_t o1 = 0; o1 < out[1]; ++o1) {
+                  int64_t i1 = o1 * st[1] - pb[1] + b * dl[1];
+                  for (int64_t o2 = 0; o2 < out[2]; ++o2, ++q) {
+                    int64_t i2 = o2 * st[2] - pb[2] + e * dl[2];
+                    bool inside = i0 >= 0 && i0 < in[0] && i1 >= 0 && i1 < in[1] && i2 >= 0 && i2 < in[2];
+                    cr[q] = inside ? xg[c * ivol + (i0 * in[1] + i1) * in[2] + i2] : 0.0f;
+                  }
+                }
+              }
+            }
+      gemm(Mg, ovol, Cg * kvol, w + g * Mg * Cg * kvol, Cg * kvol, 1, col.data(), ovol, 1,
+           y + (n * M + g * Mg) * ovol, ovol);
+    }
+  }
+}
+
+/// ConvTranspose (x: [N,C,s...], w: [C,M/g,k...]): y = 0, then for n, g, c,
+/// input position, kernel position (row-major): y[...] += x * w.
+inline void conv_transpose(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y,
+                           const int64_t* ys, int sr, const int64_t* strides, const int64_t* pads,
+                           const int64_t* dil, int64_t group) {
+  int64_t Nb = xs[0], C = xs[1], Mg = ws[1], M = Mg * group, Cg = C / group;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0},
+          dl[3] = {1, 1, 1};
+  for (int i = 0; i < sr; ++i) {
+    int o = 3 - sr + i;
+    in[o] = xs[2 + i]; out[o] = ys[2 + i]; k[o] = ws[2 + i];
+    st[o] = strides[i]; pb[o] = pads[i]; dl[o] = dil[i];
+  }
+  int64_t kvol = k[0] * k[1] * k[2], ovol = out[0] * out[1] * out[2], ivol = in[0] * in[1] * in[2];
+  for (int64_t i = 0; i < Nb * M * ovol; ++i) y[i] = 0.0f;
+  for (int64_t n = 0; n < Nb; ++n)
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t m = 0; m < Mg; ++m) {
+          const float* xc = x + (n * C + g * Cg + c) * ivol;
+          const float* wc = w + ((g * Cg + c) * Mg + m) * kvol;
+          float* yc = y + (n * M + g * Mg + m) * ovol;
+          for (int64_t i0 = 0; i0 < in[0]; ++i0)
+            for (int64_t i1 = 0; i1 < in[1]; ++i1)
+              for (int64_t i2 = 0; i2 < in[2]; ++i2) {
+                float xv = xc[(i0 * in[1] + i1) * in[2] + i2];
+                for (int64_t a = 0; a < k[0]; ++a)
+                  for (int64_t b = 0; b < k[1]; ++b)
+                    for (int64_t e = 0; e < k[2]; ++e) {
+                      int64_t o0 = i0 * st[0] - pb[0] + a * dl[0], o1 = i1 * st[1] - pb[1] + b * dl[1],
+                              o2 = i2 * st[2] - pb[2] + e * dl[2];
+                      if (o0 < 0 || o0 >= out[0] || o1 < 0 || o1 >= out[1] || o2 < 0 || o2 >= out[2]) continue;
+                      yc[(o0 * out[1] + o1) * out[2] + o2] += xv * wc[(a * k[1] + b) * k[2] + e];
+                    }
+              }
+        }
+}
+
+/// Max/average pooling over 1-3 spatial dims; window in row-major order,
+/// padded positions skipped; average divides by the window size
+/// (count_include_pad) or by the number of positions inside the input.
+inline void pool(const float* x, const int64_t* xs, float* y, const int64_t* ys, int sr, const int64_t* kshape,
+                 const int64_t* strides, const int64_t* pads, const int64_t* dil, int is_max, int count_include_pad) {
+  int64_t NC = xs[0] * xs[1];
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0},
+          pe[3] = {0, 0, 0}, dl[3] = {1, 1, 1};
+  for (int i = 0; i < sr; ++i) {
+    int o = 3 - sr + i;
+    in[o] = xs[2 + i]; out[o] = ys[2 + i]; k[o] = kshape[i];
+    st[o] = strides[i]; pb[o] = pads[i]; pe[o] = pads[sr + i]; dl[o] = dil[i];
+  }
+  int64_t ivol = in[0] * in[1] * in[2], ovol = out[0] * out[1] * out[2];
+  for (int64_t p = 0; p < NC; ++p)
+    for (int64_t o0 = 0; o0 < out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < out[1]; ++o1)
+        for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+          float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+          int64_t cnt = 0, full = 0;
+          for (int64_t a = 0; a < k[0]; ++a)
+            for (int64_t b = 0; b < k[1]; ++b)
+              for (int64_t e = 0; e < k[2]; ++e) {
+                int64_t i0 = o0 * st[0] - pb[0] + a * dl[0], i1 = o1 * st[1] - pb[1] + b * dl[1],
+                        i2 = o2 * st[2] - pb[2] + e * dl[2];
+                if (i0 < in[0] + pe[0] && i1 < in[1] + pe[1] && i2 < in[2] + pe[2]) ++full;
+                if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
+                float v = x[p * ivol + (i0 * in[1] + i1) * in[2] + i2];
+                acc = is_max ? max_(acc, v) : acc + v;
+                ++cnt;
+              }
+          if (!is_max) acc = acc / float(count_include_pad ? full : (cnt ? cnt : 1));
+          y[p * ovol + (o0 * out[1] + o1) * out[2] + o2] = acc;
+        }
+}
+
+/// CumSum along `axis`, sequential in the scan direction.
+template <class T>
+inline void cumsum(const T* x, const int64_t* s, int r, T* y, int axis, int exclusive, int reverse) {
+  int64_t outer = 1, inner = 1, n = s[axis];
+  for (int i = 0; i < axis; ++i) outer *= s[i];
+  for (int i = axis + 1; i < r; ++i) inner *= s[i];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      T acc = T(0);
+      for (int64_t t = 0; t < n; ++t) {
+        int64_t j = reverse ? n - 1 - t : t;
+        int64_t off = (o * n + j) * inner + in;
+        if (exclusive) { y[off] = acc; acc = acc + x[off]; }
+        else { acc = acc + x[off]; y[off] = acc; }
+      }
+    }
+}
+
+// reduction codes for scatter: 0 none, 1 add, 2 mul, 3 max, 4 min.
+template <class T> inline T scatter_combine(T a, T b, int red) {
+  switch (red) {
+    case 1: return a + b;
+    case 2: if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b;
+    case 3: return max_(a, b);
+    case 4: return min_(a, b);
+    default: return b;
+  }
+}
+
+/// ScatterND: y = data; updates applied in row-major order of the index tuples.
+template <class T>
+inline void scatter_nd(const T* data, const int64_t* ds, int dr, const int64_t* idx, const int64_t* is, int ir,
+                       const T* upd, T* y, int red) {
+  int64_t n = 1;
+  for (int i = 0; i < dr; ++i) n *= ds[i];
+  std::memcpy(y, data, size_t(n) * sizeof(T));
+  int64_t q = is[ir - 1], tuples = 1, slice = 1;
+  for (int i = 0; i < ir - 1; ++i) tuples *= is[i];
+  for (int i = int(q); i < dr; ++i) slice *= ds[i];
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < q; ++j) off = off * ds[j] + norm_index(idx[t * q + j], ds[j]);
+    for (int64_t e = 0; e < slice; ++e)
+      y[off * slice + e] = scatter_combine(y[off * slice + e], upd[t * slice + e], red);
+  }
+}
+
+/// ScatterElements along `axis`; updates applied in row-major order.
+template <class T>
+inline void scatter_elements(const T* data, const int64_t* ds, int dr, const int64_t* idx, const int64_t* is,
+                             const T* upd, T* y, int axis, int red) {
+  int64_t n = 1, m = 1;
+  for (int i = 0; i < dr; ++i) { n *= ds[i]; m *= is[i]; }
+  std::memcpy(y, data, size_t(n) * sizeof(T));
+  for (int64_t t = 0; t < m; ++t) {
+    int64_t rem = t, off = 0, mul = 1;
+    for (int d = dr - 1; d >= 0; --d) {
+      int64_t c = rem % is[d];
+      rem /= is[d];
+      if (d == axis) c = norm_index(idx[t], ds[d]);
+      off += c * mul;
+      mul *= ds[d];
+    }
+    y[off] = scatter_combine(y[off], upd[t], red);
+  }
+}
+
+/// GatherND (batch_dims = 0).
+template <class T>
+inline void gather_nd(const T* data, const int64_t* ds, int dr, const int64_t* idx, const int64_t* is, int ir, T* y) {
+  int64_t q = is[ir - 1], tuples = 1, slice = 1;
+  for (int i = 0; i < ir - 1; ++i) tuples *= is[i];
+  for (int i = int(q); i < dr; ++i) slice *= ds[i];
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < q; ++j) off = off * ds[j] + norm_index(idx[t * q + j], ds[j]);
+    for (int64_t e = 0; e < slice; ++e) y[t * slice + e] = data[off * slice + e];
+  }
+}
+
+/// Linear (n-linear) resize: per output element, the 2^k corner weights of
+/// the resized axes, summed in corner order (bit 0 = last resized axis).
+inline void resize_linear(const float* x, const int64_t* xs, int r, float* y, const int64_t* ys, const float* scales,
+                          int mode) {
+  int64_t n = 1;
+  for (int i = 0; i < r; ++i) n *= ys[i];
+  int ax[8], na = 0;
+  for (int i = 0; i < r; ++i)
+    if (xs[i] != ys[i] || scales[i] != 1.0f) ax[na++] = i;
+  for (int64_t t = 0; t < n; ++t) {
+    int64_t c[8], rem = t;
+    for (int d = r - 1; d >= 0; --d) { c[d] = rem % ys[d]; rem /= ys[d]; }
+    int64_t lo[8], hi[8];
+    float wl[8];
+    for (int a = 0; a < na; ++a) {
+      int d = ax[a];
+      float s = resize_src(c[d], scales[d], xs[d], ys[d], mode);
+      if (s < 0.0f) s = 0.0f;
+      int64_t l = int64_t(std::floor(s));
+      if (l > xs[d] - 1) l = xs[d] - 1;
+      lo[a] = l; hi[a] = l + 1 < xs[d] ? l + 1 : l;
+      wl[a] = 1.0f - (s - float(l));
+      if (s >= float(xs[d] - 1)) wl[a] = 1.0f;
+    }
+    float acc = 0.0f;
+    for (int corner = 0; corner < (1 << na); ++corner) {
+      int64_t cc[8];
+      for (int d = 0; d < r; ++d) cc[d] = c[d];
+      float wgt = 1.0f;
+      for (int a = 0; a < na; ++a) {
+        bool up = (corner >> (na - 1 - a)) & 1;
+        cc[ax[a]] = up ? hi[a] : lo[a];
+        wgt = wgt * (up ? 1.0f - wl[a] : wl[a]);
+      }
+      int64_t off = 0;
+      for (int d = 0; d < r; ++d) off = off * xs[d] + cc[d];
+      acc = acc + wgt * x[off];
+    }
+    y[t] = acc;
+  }
+}
+
+}  // namespace fprt

@@ -1,0 +1,210 @@
+#include "emit/kernel_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "emit/op_attrs.h"
+
+namespace fuseplan {
+
+bool KernelPlan::is_stage(NodeId n) const {
+  for (const Stage& s : stages)
+    if (s.node == n) return true;
+  return false;
+}
+
+namespace {
+
+bool is_row_op(const Primitive& p, int rank, int* min_axis) {
+  if (p.out.rank() != rank) return false;
+  if (is_reduce_op(p.op)) {
+    ReduceParams rp = reduce_params(p, rank);
+    if (!rp.keepdims || rp.axes.empty()) return false;
+    *min_axis = std::min(*min_axis, rp.axes.front());
+    return true;
+  }
+  return (is_scalar_op(p.op) && p.op != "Where") || p.op == "Cast";
+}
+
+// Row-resident multipass: every member has the same rank and leading dims,
+// is per-element or a keepdims reduction over trailing axes. Returns the
+// number of shared leading dims (0 = not applicable).
+int row_dims_of(const Graph& g, const std::vector<NodeId>& nodes) {
+  if (nodes.empty()) return 0;
+  int rank = g.node(nodes.front()).out.rank();
+  int min_axis = rank;
+  bool has_reduce = false;
+  for (NodeId n : nodes) {
+    if (!is_row_op(g.node(n), rank, &min_axis)) return 0;
+    has_reduce = has_reduce || is_reduce_op(g.node(n).op);
+  }
+  if (!has_reduce || min_axis < 1) return 0;
+  const auto& lead = g.node(nodes.front()).out.shape;
+  for (NodeId n : nodes)
+    for (int d = 0; d < min_axis; ++d)
+      if (g.node(n).out.shape[d] != lead[d]) return 0;
+  return min_axis;
+}
+
+std::string paren(const std::string& s) { return "(" + s + ")"; }
+
+}  // namespace
+
+KernelPlan plan_kernel(const Graph& g, const Group& grp) {
+  KernelPlan kp;
+  kp.group_id = grp.id;
+  kp.fn_name = "fp_group_" + std::to_string(grp.id);
+  kp.members.insert(grp.nodes.begin(), grp.nodes.end());
+  std::set<NodeId> stage_set(grp.materialised.begin(), grp.materialised.end()), loads;
+  for (NodeId n : grp.nodes) {
+    const Primitive& p = g.node(n);
+    if (p.op_class == OpClass::source) throw Error("group " + std::to_string(grp.id) + " holds source '" + p.name + "'");
+    if (p.op_class == OpClass::opaque)
+      throw Error("cannot execute opaque primitive '" + p.name + "' (op " + p.op + ")");
+    if (!p.out.known) throw Error("cannot emit '" + p.name + "': its shape is not known");
+    c_type(p.out.dtype);  // rejects dtypes the backend cannot hold
+    if (is_reduce_op(p.op) || is_library_op(p)) stage_set.insert(n);
+    for (NodeId o : g.operands(n)) {
+      if (!kp.members.count(o)) loads.insert(o);
+      else if (is_library_op(p)) stage_set.insert(o);  // library routines read whole buffers
+    }
+  }
+  for (NodeId n : grp.materialised)
+    if (!kp.members.count(n)) throw Error("group " + std::to_string(grp.id) + " materialises a node it does not hold");
+  std::vector<NodeId> order(grp.nodes);
+  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
+  std::set<NodeId> mat(grp.materialised.begin(), grp.materialised.end());
+  for (NodeId n : order) {
+    if (!stage_set.count(n)) continue;
+    const Primitive& p = g.node(n);
+    StageKind k = is_reduce_op(p.op) ? StageKind::reduce : (is_library_op(p) ? StageKind::library : StageKind::loop);
+    kp.stages.push_back({n, k, mat.count(n) > 0});
+  }
+  kp.loads.assign(loads.begin(), loads.end());
+  kp.stores.assign(grp.materialised.begin(), grp.materialised.end());
+  std::sort(kp.stores.begin(), kp.stores.end());
+  kp.row_dims = row_dims_of(g, order);
+  if (kp.row_dims > 0) {
+    const auto& s = g.node(order.front()).out.shape;
+    kp.row_shape.assign(s.begin(), s.begin() + kp.row_dims);
+  }
+  return kp;
+}
+
+std::string linear_offset(const std::vector<int64_t>& shape, const Coords& c) {
+  std::string off;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    off = off.empty() ? paren(c[d]) : "(" + off + "*" + std::to_string(shape[d]) + "+" + paren(c[d]) + ")";
+  }
+  return off.empty() ? "0" : off;
+}
+
+Coords delinearise(const std::vector<int64_t>& shape, const std::string& offset) {
+  Coords c(shape.size(), "0");
+  int64_t stride = 1;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    if (shape[d] != 1) {
+      std::string q = stride == 1 ? paren(offset) : "(" + paren(offset) + "/" + std::to_string(stride) + ")";
+      c[d] = d == 0 ? q : "(" + q + "%" + std::to_string(shape[d]) + ")";
+    }
+    stride *= shape[d];
+  }
+  return c;
+}
+
+Coords broadcast_coords(const std::vector<int64_t>& shape, const Coords& c) {
+  Coords out(shape.size());
+  std::size_t shift = c.size() - shape.size();
+  for (std::size_t d = 0; d < shape.size(); ++d) out[d] = shape[d] == 1 ? "0" : c[d + shift];
+  return out;
+}
+
+Coords operand_coords(const Graph& g, NodeId n, int k, const Coords& c) {
+  const Primitive& p = g.node(n);
+  NodeId src = g.operands(n).at(k);
+  const auto& is = g.node(src).out.shape;
+  const auto& os = p.out.shape;
+  int r = static_cast<int>(os.size());
+  if (is_scalar_op(p.op) || p.op == "Cast" || p.op == "Expand") return broadcast_coords(is, c);
+  if (p.op == "Reshape" || p.op == "Identity") return is == os ? c : delinearise(is, linear_offset(os, c));
+  Coords ic(is.size(), "0");
+  if (p.op == "Slice") {
+    SliceParams sp = slice_params(p, r);
+    for (int d = 0; d < r; ++d) {
+      std::string m = sp.step[d] == 1 ? c[d] : paren(c[d]) + "*" + paren(std::to_string(sp.step[d]));
+      ic[d] = sp.start[d] == 0 ? m : "(" + std::to_string(sp.start[d]) + "+" + m + ")";
+    }
+  } else if (p.op == "Tile") {
+    for (int d = 0; d < r; ++d) ic[d] = is[d] == os[d] ? c[d] : "(" + paren(c[d]) + "%" + std::to_string(is[d]) + ")";
+  } else if (p.op == "Transpose") {
+    auto perm = p.attr_ints("perm");
+    if (perm.empty())
+      for (int d = r - 1; d >= 0; --d) perm.push_back(d);
+    for (int d = 0; d < r; ++d) ic[perm[d]] = c[d];
+  } else if (p.op == "Resize") {
+    ResizeParams rp = resize_params(p, is, os);
+    for (int d = 0; d < r; ++d)
+      ic[d] = (is[d] == os[d] && rp.scales[d] == 1.0f)
+                  ? c[d]
+                  : "fprt::resize_nearest(" + c[d] + "," + c_literal(rp.scales[d], DType::f32) + "," +
+                        std::to_string(is[d]) + "," + std::to_string(os[d]) + "," + std::to_string(rp.coord_mode) +
+                        "," + std::to_string(rp.nearest_mode) + ")";
+  } else if (p.op == "DepthToSpace" || p.op == "SpaceToDepth") {
+    std::string b = std::to_string(p.attr_int("blocksize", 1));
+    bool crd = p.attr_string("mode", "DCR") == "CRD";
+    ic[0] = c[0];
+    if (p.op == "DepthToSpace") {
+      std::string bh = "(" + paren(c[2]) + "%" + b + ")", bw = "(" + paren(c[3]) + "%" + b + ")";
+      ic[1] = crd ? "(" + paren(c[1]) + "*" + b + "*" + b + "+" + bh + "*" + b + "+" + bw + ")"
+                  : "((" + bh + "*" + b + "+" + bw + ")*" + std::to_string(os[1]) + "+" + paren(c[1]) + ")";
+      ic[2] = "(" + paren(c[2]) + "/" + b + ")";
+      ic[3] = "(" + paren(c[3]) + "/" + b + ")";
+    } else {
+      std::string icn = std::to_string(is[1]), blk = "(" + paren(c[1]) + "/" + icn + ")";
+      ic[1] = "(" + paren(c[1]) + "%" + icn + ")";
+      ic[2] = "(" + paren(c[2]) + "*" + b + "+" + blk + "/" + b + ")";
+      ic[3] = "(" + paren(c[3]) + "*" + b + "+" + blk + "%" + b + ")";
+    }
+  } else {
+    throw Error("operand_coords: " + p.op + " is not an affine index map");
+  }
+  return ic;
+}
+
+std::string c_type(DType t) {
+  switch (t) {
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::i64: return "int64_t";
+    case DType::i32: return "int32_t";
+    case DType::i16: return "int16_t";
+    case DType::i8: return "int8_t";
+    case DType::u8: return "uint8_t";
+    case DType::boolean: return "bool";
+    default: throw Error("the CPU backend cannot hold tensors of dtype " + std::string(to_string(t)));
+  }
+}
+
+std::string c_literal(double v, DType t) {
+  char buf[64];
+  std::string ty = c_type(t);
+  if (t == DType::f32 || t == DType::f64) {
+    if (std::isnan(v)) return "std::numeric_limits<" + ty + ">::quiet_NaN()";
+    if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + "std::numeric_limits<" + ty + ">::infinity()";
+    if (t == DType::f32) {
+      std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));
+    } else {
+      std::snprintf(buf, sizeof buf, "%a", v);
+    }
+    return paren(buf);
+  }
+  if (t == DType::boolean) return v != 0 ? "true" : "false";
+  int64_t i = static_cast<int64_t>(v);
+  if (i == std::numeric_limits<int64_t>::min()) return "(" + ty + ")(-9223372036854775807LL-1)";
+  return "(" + ty + ")(" + std::to_string(i) + "LL)";
+}
+
+}  // namespace fuseplan

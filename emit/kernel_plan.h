@@ -1,0 +1,71 @@
+// Backend-neutral walk of one fusion group: which primitive is computed
+// where (a stage writes a buffer; every other node of the group is inlined
+// and recomputed at each use), which tensors the kernel loads and stores,
+// whether all stages share a row-resident outer loop, and the index
+// expressions (C syntax, valid in C++ and CUDA C++) that map an output
+// coordinate of a primitive to coordinates of its operands. The CPU printer
+// (emit/cpu/cpp_printer.cpp) turns this into loops; a CUDA printer can reuse it.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "costmodel/group.h"
+#include "graph/graph.h"
+
+namespace fuseplan {
+
+enum class StageKind {
+  loop,     // one value per output element, from inlined expressions
+  reduce,   // per output element a sequential loop over the reduced elements
+  library,  // one whole-tensor fprt routine (contraction, pooling, scan, scatter)
+};
+
+struct Stage {
+  NodeId node = kNoNode;
+  StageKind kind = StageKind::loop;
+  bool global = false;  // writes the plan's buffer of `node` (materialised); else kernel-local scratch
+};
+
+struct KernelPlan {
+  int group_id = 0;
+  std::string fn_name;            // generated identifier, e.g. "fp_group_3"
+  std::vector<Stage> stages;      // topological order
+  std::vector<NodeId> loads;      // tensors produced outside the group (buffers read)
+  std::vector<NodeId> stores;     // materialised tensors (buffers written)
+  std::set<NodeId> members;       // every node computed here
+  /// > 0: every stage runs inside one outer loop over the first `row_dims`
+  /// dims (the rows); scratch holds one row (multipass normalisation).
+  int row_dims = 0;
+  std::vector<int64_t> row_shape;  // the shared leading dims
+  bool is_stage(NodeId n) const;
+};
+
+/// Builds the kernel plan of one group. Throws Error when the group holds
+/// an opaque primitive or a source, or a node the backends cannot execute.
+KernelPlan plan_kernel(const Graph& g, const Group& grp);
+
+/// One coordinate expression per dim of a tensor.
+using Coords = std::vector<std::string>;
+
+/// Row-major linear offset of `c` in a tensor of `shape` ("0" for a scalar);
+/// dims of size 1 contribute nothing.
+std::string linear_offset(const std::vector<int64_t>& shape, const Coords& c);
+/// Coordinates of a tensor of `shape` from a linear offset expression.
+Coords delinearise(const std::vector<int64_t>& shape, const std::string& offset);
+/// Coordinates in operand `k` of node `n` when `n` is read at `c`, for the
+/// ops whose operand index is a pure affine/broadcast map: scalar ops, Cast,
+/// Reshape/Identity, Expand, Slice, Tile, Transpose, Resize (nearest),
+/// DepthToSpace/SpaceToDepth. Throws Error for other ops.
+Coords operand_coords(const Graph& g, NodeId n, int k, const Coords& c);
+/// Broadcast (numpy) coordinates of an operand of `shape` read at output coordinates c.
+Coords broadcast_coords(const std::vector<int64_t>& shape, const Coords& c);
+
+/// C type of a dtype ("float", "int64_t", "bool", ...); throws Error for f16/bf16/string.
+std::string c_type(DType t);
+/// Exact C literal of a double converted to type `t` (hex float for reals).
+std::string c_literal(double v, DType t);
+
+}  // namespace fuseplan

@@ -1,0 +1,162 @@
+#include "emit/op_attrs.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace fuseplan {
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+SliceParams slice_params(const Primitive& p, int rank) {
+  SliceParams sp{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1)};
+  auto starts = p.attr_ints("starts"), axes = p.attr_ints("axes"), steps = p.attr_ints("steps");
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    int64_t ax = i < axes.size() ? axes[i] : static_cast<int64_t>(i);
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank) throw Error("Slice '" + p.name + "': axis out of range");
+    sp.start[ax] = starts[i];
+    sp.step[ax] = i < steps.size() ? steps[i] : 1;
+  }
+  return sp;
+}
+
+PadParams pad_params(const Primitive& p, int rank) {
+  PadParams pp;
+  auto pads = p.attr_ints("pads");
+  pp.begin.assign(rank, 0);
+  for (int i = 0; i < rank && i < static_cast<int>(pads.size()); ++i) pp.begin[i] = pads[i];
+  std::string m = p.attr_string("mode", "constant");
+  pp.mode = m == "reflect" ? 1 : (m == "edge" ? 2 : 0);
+  if (m != "constant" && m != "reflect" && m != "edge") throw Error("Pad '" + p.name + "': unsupported mode '" + m + "'");
+  pp.value = p.attr_float("value", 0.0);
+  return pp;
+}
+
+ResizeParams resize_params(const Primitive& p, const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  ResizeParams rp;
+  std::vector<double> sc;
+  auto it = p.attrs.find("scales");
+  if (it != p.attrs.end()) {
+    if (auto v = std::get_if<std::vector<double>>(&it->second)) sc = *v;
+  }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    rp.scales.push_back(i < sc.size() && sc[i] > 0 ? static_cast<float>(sc[i])
+                                                   : static_cast<float>(out[i]) / static_cast<float>(in[i]));
+  std::string mode = p.attr_string("mode", "nearest");
+  rp.linear = mode == "linear";
+  if (mode != "nearest" && mode != "linear") throw Error("Resize '" + p.name + "': unsupported mode '" + mode + "'");
+  static const std::map<std::string, int> coord = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
+                                                   {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nn", 4}};
+  static const std::map<std::string, int> nearest = {
+      {"round_prefer_floor", 0}, {"round_prefer_ceil", 1}, {"floor", 2}, {"ceil", 3}};
+  auto c = coord.find(p.attr_string("coordinate_transformation_mode", "half_pixel"));
+  if (c == coord.end()) throw Error("Resize '" + p.name + "': unsupported coordinate_transformation_mode");
+  rp.coord_mode = c->second;
+  auto n = nearest.find(p.attr_string("nearest_mode", "round_prefer_floor"));
+  if (n == nearest.end()) throw Error("Resize '" + p.name + "': unsupported nearest_mode");
+  rp.nearest_mode = n->second;
+  return rp;
+}
+
+WindowParams window_params(const Primitive& p, int spatial) {
+  WindowParams w;
+  auto get = [&](const char* k, int64_t dflt, int n) {
+    auto v = p.attr_ints(k);
+    if (v.empty()) v.assign(n, dflt);
+    if (static_cast<int>(v.size()) != n) throw Error(p.op + " '" + p.name + "': attribute " + k + " has wrong length");
+    return v;
+  };
+  w.kernel = p.attr_ints("kernel_shape");
+  w.strides = get("strides", 1, spatial);
+  w.pads = get("pads", 0, 2 * spatial);
+  w.dilations = get("dilations", 1, spatial);
+  w.group = p.attr_int("group", 1);
+  return w;
+}
+
+bool is_reduce_op(const std::string& op) {
+  return op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" ||
+         op == "GlobalAveragePool" || op == "GlobalMaxPool";
+}
+
+ReduceParams reduce_params(const Primitive& p, int in_rank) {
+  ReduceParams rp;
+  static const std::map<std::string, std::string> kinds = {
+      {"ReduceSum", "sum"}, {"ReduceMean", "mean"}, {"ReduceMax", "max"}, {"ReduceMin", "min"},
+      {"ReduceProd", "prod"}, {"GlobalAveragePool", "mean"}, {"GlobalMaxPool", "max"}};
+  rp.kind = kinds.at(p.op);
+  if (p.op.rfind("Global", 0) == 0) {
+    for (int a = 2; a < in_rank; ++a) rp.axes.push_back(a);
+    return rp;
+  }
+  for (int64_t a : p.attr_ints("axes")) rp.axes.push_back(static_cast<int>(a < 0 ? a + in_rank : a));
+  if (rp.axes.empty())
+    for (int a = 0; a < in_rank; ++a) rp.axes.push_back(a);
+  std::sort(rp.axes.begin(), rp.axes.end());
+  rp.axes.erase(std::unique(rp.axes.begin(), rp.axes.end()), rp.axes.end());
+  rp.keepdims = p.attr_int("keepdims", 1) != 0;
+  return rp;
+}
+
+namespace {
+const double kInf = std::numeric_limits<double>::infinity();
+struct Entry {
+  const char* fn;
+  bool infix;
+  bool boolean;
+};
+const std::map<std::string, Entry>& scalar_table() {
+  static const std::map<std::string, Entry> t = {
+      {"Relu", {"fprt::relu", false, false}},          {"Sigmoid", {"fprt::sigmoid", false, false}},
+      {"Tanh", {"std::tanh", false, false}},           {"Exp", {"std::exp", false, false}},
+      {"Log", {"std::log", false, false}},             {"Sqrt", {"std::sqrt", false, false}},
+      {"Reciprocal", {"fprt::reciprocal", false, false}}, {"Neg", {"fprt::neg", false, false}},
+      {"Abs", {"fprt::abs_", false, false}},           {"Erf", {"std::erf", false, false}},
+      {"Ceil", {"std::ceil", false, false}},           {"Floor", {"std::floor", false, false}},
+      {"Round", {"fprt::round_", false, false}},       {"Not", {"!", false, true}},
+      {"Sin", {"std::sin", false, false}},             {"Cos", {"std::cos", false, false}},
+      {"Softplus", {"fprt::softplus", false, false}},  {"Sign", {"fprt::sign", false, false}},
+      {"Identity", {"", false, false}},                {"LeakyRelu", {"fprt::leaky_relu", false, false}},
+      {"Clip", {"fprt::clip", false, false}},          {"HardSigmoid", {"fprt::hard_sigmoid", false, false}},
+      {"HardSwish", {"fprt::hard_swish", false, false}}, {"Elu", {"fprt::elu", false, false}},
+      {"Add", {"+", true, false}},                     {"Sub", {"-", true, false}},
+      {"Mul", {"*", true, false}},                     {"Div", {"fprt::div_", false, false}},
+      {"Pow", {"fprt::pow_", false, false}},           {"Min", {"fprt::min_", false, false}},
+      {"Max", {"fprt::max_", false, false}},           {"Mod", {"fprt::mod_", false, false}},
+      {"Equal", {"==", true, true}},                   {"Less", {"<", true, true}},
+      {"Greater", {">", true, true}},                  {"LessOrEqual", {"<=", true, true}},
+      {"GreaterOrEqual", {">=", true, true}},          {"And", {"&&", true, true}},
+      {"Or", {"||", true, true}},                      {"Xor", {"!=", true, true}},
+      {"Where", {"?:", false, false}}};
+  return t;
+}
+}  // namespace
+
+bool is_scalar_op(const std::string& op) { return scalar_table().count(op) > 0; }
+
+ScalarOp scalar_op(const Primitive& p) {
+  auto it = scalar_table().find(p.op);
+  if (it == scalar_table().end()) throw Error("'" + p.op + "' is not a scalar op");
+  ScalarOp s{it->second.fn, it->second.infix, {}, it->second.boolean};
+  if (p.op == "LeakyRelu") s.extra = {p.attr_float("alpha", 0.01)};
+  else if (p.op == "Clip") s.extra = {p.attr_float("min", -kInf), p.attr_float("max", kInf)};
+  else if (p.op == "HardSigmoid") s.extra = {p.attr_float("alpha", 0.2), p.attr_float("beta", 0.5)};
+  else if (p.op == "Elu") s.extra = {p.attr_float("alpha", 1.0)};
+  else if (p.op == "Mod") s.extra = {static_cast<double>(p.attr_int("fmod", 0))};
+  return s;
+}
+
+bool is_library_op(const Primitive& p) {
+  static const char* ops[] = {"MatMul", "Conv", "ConvTranspose", "MaxPool", "AveragePool", "CumSum",
+                              "ScatterND", "ScatterElements", "GatherND"};
+  for (const char* o : ops)
+    if (p.op == o) return true;
+  return p.op == "Resize" && p.attr_string("mode", "nearest") == "linear";
+}
+
+}  // namespace fuseplan

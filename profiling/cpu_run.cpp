@@ -1,0 +1,164 @@
+#include "profiling/cpu_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "emit/cpu/compiler.h"
+#include "emit/cpu/cpu_backend.h"
+#include "profiling/reference.h"
+#include "profiling/tensor_data.h"
+
+namespace fuseplan {
+
+int64_t ulp_distance(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if (ia == ib) return 0;
+  auto ordered = [](int32_t i) -> int64_t { return i < 0 ? static_cast<int64_t>(INT32_MIN) - i : i; };
+  return std::llabs(ordered(ia) - ordered(ib));
+}
+
+namespace {
+
+OutputCheck compare(const std::string& name, const Tensor& got, const Tensor& want) {
+  OutputCheck c;
+  c.name = name;
+  int64_t n = want.numel(), es = dtype_bytes(want.dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::memcmp(got.data.data() + i * es, want.data.data() + i * es, static_cast<std::size_t>(es)) == 0) continue;
+    c.identical = false;
+    ++c.mismatches;
+    int64_t d = want.dtype == DType::f32 ? ulp_distance(got.ptr<float>()[i], want.ptr<float>()[i])
+                                         : static_cast<int64_t>(std::fabs(got.get(i) - want.get(i)));
+    c.max_ulp = std::max(c.max_ulp, d);
+    if (c.first_index < 0) {
+      c.first_index = i;
+      c.got = got.get(i);
+      c.want = want.get(i);
+    }
+  }
+  return c;
+}
+
+std::string group_label(const Graph& g, const Group& grp) {
+  if (grp.nodes.empty()) return "";
+  std::string a = g.node(grp.nodes.front()).name, b = g.node(grp.nodes.back()).name;
+  return grp.nodes.size() == 1 ? a : a + " .. " + b;
+}
+
+}  // namespace
+
+RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
+  RunResult res;
+  std::string src = cpu::plan_source(g, plan);  // checks the plan against the model
+  auto lib = cpu::compile_and_load(src);
+  res.compile_ms = lib->compile_ms();
+  res.cache_hit = lib->cache_hit();
+  res.so_path = lib->so_path();
+  res.source_path = lib->source_path();
+  if (opts.keep_source) res.kernel_source = src;
+
+  std::map<std::string, Tensor> inputs;
+  if (!opts.inputs.empty()) inputs = load_inputs(opts.inputs);
+  for (const auto& [name, t] : inputs) {
+    NodeId n = g.find(name);
+    if (n == kNoNode || g.node(n).source != SourceKind::graph_input)
+      throw Error("--inputs names '" + name + "', which is not a graph input");
+  }
+  std::map<NodeId, Tensor> sources = make_source_data(g, inputs);
+
+  std::vector<Tensor> bufs(g.size());
+  std::vector<void*> ptrs(g.size(), nullptr);
+  for (auto& [n, t] : sources) {
+    bufs[n] = t;
+    ptrs[n] = bufs[n].data.data();
+  }
+  for (const Group& grp : plan.groups)
+    for (NodeId m : grp.materialised)
+      if (!ptrs[m]) {
+        bufs[m] = Tensor(g.node(m).out.dtype, g.node(m).out.shape);
+        ptrs[m] = bufs[m].data.data();
+      }
+
+  std::vector<cpu::KernelLibrary::KernelFn> fns;
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) fns.push_back(lib->kernel("fp_group_" + std::to_string(i)));
+  for (int w = 0; w < std::max(opts.warmup, 1); ++w)
+    for (auto f : fns) f(ptrs.data());
+  int reps = std::max(opts.repeat, 1);
+  std::vector<std::vector<double>> times(fns.size());
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t i = 0; i < fns.size(); ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      fns[i](ptrs.data());
+      times[i].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+  for (std::size_t i = 0; i < fns.size(); ++i) {
+    auto& v = times[i];
+    std::sort(v.begin(), v.end());
+    GroupTiming t;
+    t.group = static_cast<int>(i);
+    t.kind = std::string(to_string(plan.groups[i].kind));
+    t.label = group_label(g, plan.groups[i]);
+    t.primitives = static_cast<int64_t>(plan.groups[i].nodes.size());
+    t.measured_us = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    t.predicted_us = i < plan.costs.size() ? plan.costs[i].predicted_us : 0;
+    res.measured_us += t.measured_us;
+    res.predicted_us += t.predicted_us;
+    res.groups.push_back(t);
+  }
+
+  if (opts.verify) {
+    std::vector<Tensor> ref = run_reference(g, sources);
+    res.verified = true;
+    for (NodeId o : g.graph_outputs()) {
+      OutputCheck c = compare(g.node(o).name, bufs[o], ref[o]);
+      res.ok = res.ok && c.identical;
+      res.outputs.push_back(c);
+    }
+  }
+  return res;
+}
+
+std::string verify_message(const RunResult& r) {
+  std::ostringstream os;
+  for (const auto& c : r.outputs) {
+    if (c.identical) continue;
+    if (os.tellp() > 0) os << "\n";
+    os.precision(9);
+    os << "output '" << c.name << "': " << c.mismatches << " elements differ, max " << c.max_ulp
+       << " ULP; first at index " << c.first_index << ": got " << c.got << ", reference " << c.want;
+  }
+  return os.str();
+}
+
+std::string run_result_json(const RunResult& r) {
+  nlohmann::json j;
+  j["measured_us"] = r.measured_us;
+  j["predicted_us"] = r.predicted_us;
+  j["compile_ms"] = r.compile_ms;
+  j["cache_hit"] = r.cache_hit;
+  j["kernel_library"] = r.so_path;
+  j["kernel_source"] = r.source_path;
+  j["verified"] = r.verified;
+  j["ok"] = r.ok;
+  j["groups"] = nlohmann::json::array();
+  for (const auto& t : r.groups)
+    j["groups"].push_back({{"group", t.group}, {"kind", t.kind}, {"label", t.label}, {"primitives", t.primitives},
+                           {"measured_us", t.measured_us}, {"predicted_us", t.predicted_us}});
+  j["outputs"] = nlohmann::json::array();
+  for (const auto& c : r.outputs) {
+    nlohmann::json o = {{"name", c.name}, {"identical", c.identical}, {"mismatches", c.mismatches},
+                        {"max_ulp", c.max_ulp}};
+    if (c.first_index >= 0) o["first"] = {{"index", c.first_index}, {"got", c.got}, {"reference", c.want}};
+    j["outputs"].push_back(o);
+  }
+  return j.dump(2);
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,48 @@
+// Tensor values for running a model: the Tensor struct, initializer data or
+// seeded random weights and inputs, and a tiny .npy reader/writer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace fuseplan {
+
+/// A dense row-major tensor; `data` holds numel × dtype_bytes bytes.
+struct Tensor {
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+  std::vector<std::byte> data;
+
+  Tensor() = default;
+  Tensor(DType t, std::vector<int64_t> s);
+  int64_t numel() const;
+  template <class T> T* ptr() { return reinterpret_cast<T*>(data.data()); }
+  template <class T> const T* ptr() const { return reinterpret_cast<const T*>(data.data()); }
+  /// Element i converted to double (any supported dtype).
+  double get(int64_t i) const;
+};
+
+/// Values of every source primitive (inputs, weights, constants), keyed by NodeId.
+/// Initializer data is used when present; otherwise weights are uniform in
+/// [-1,1]/sqrt(fan_in) seeded by the tensor name, float inputs uniform in
+/// [-1,1], int64 inputs uniform within the range their Gather/GatherElements/
+/// OneHot consumers accept, bool inputs fair coin flips. `inputs` (from
+/// --inputs .npy files, keyed by graph-input name) override generated inputs;
+/// a dtype or shape mismatch throws Error.
+std::map<NodeId, Tensor> make_source_data(const Graph& g, const std::map<std::string, Tensor>& inputs = {});
+
+/// Reads a .npy file (format v1/v2/v3, little-endian, C order; dtypes <f4,
+/// <i8, |b1, |i1, |u1). Throws Error (one line naming the file) otherwise.
+Tensor read_npy(const std::string& path);
+/// Writes a v1 .npy file. Throws Error when the file cannot be written.
+void write_npy(const std::string& path, const Tensor& t);
+/// `spec` is a directory (each NAME.npy is graph input NAME) or a list of
+/// NAME=FILE.npy separated by commas.
+std::map<std::string, Tensor> load_inputs(const std::string& spec);
+
+}  // namespace fuseplan

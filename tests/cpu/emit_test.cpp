@@ -1,0 +1,211 @@
+// Emitted CPU kernels give bit-identical outputs to the reference executor,
+// fused or not; the kernel cache hits; model names cannot inject code.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "builder.h"
+#include "emit/cpu/compiler.h"
+#include "emit/cpu/cpp_printer.h"
+#include "emit/cpu/cpu_backend.h"
+#include "profiling/cpu_run.h"
+
+namespace fuseplan {
+namespace {
+
+using test::Builder;
+using test::hand_plan;
+using test::unfused_plan;
+using V = std::vector<int64_t>;
+const std::map<std::string, AttrValue> kRow = {{"axes", V{1}}, {"keepdims", int64_t{1}}};
+
+void expect_identical(const Graph& g, const Plan& plan) {
+  RunOptions o;
+  o.verify = true;
+  o.repeat = 1;
+  RunResult r = run_plan(g, plan, o);
+  EXPECT_TRUE(r.verified);
+  EXPECT_TRUE(r.ok) << verify_message(r);
+  EXPECT_EQ(r.groups.size(), plan.groups.size());
+}
+
+struct Softmax {
+  NodeId x, mx, sub, ex, sum, y;
+};
+Softmax softmax(Builder& b, NodeId x, int64_t n, int64_t c, const std::string& name = "y") {
+  Softmax s{x};
+  s.mx = b.op(name + "/max", "ReduceMax", OpClass::reduction, {x}, {n, 1}, kRow);
+  s.sub = b.op(name + "/sub", "Sub", OpClass::broadcast, {x, s.mx}, {n, c});
+  s.ex = b.op(name + "/exp", "Exp", OpClass::elementwise, {s.sub}, {n, c});
+  s.sum = b.op(name + "/sum", "ReduceSum", OpClass::reduction, {s.ex}, {n, 1}, kRow);
+  s.y = b.op(name, "Div", OpClass::broadcast, {s.ex, s.sum}, {n, c});
+  return s;
+}
+
+TEST(CpuEmit, BiasReluFusedLoopIsBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {64, 1000});
+  auto bias = b.weight("bias", {1000});
+  auto t = b.op("t", "Add", OpClass::broadcast, {x, bias}, {64, 1000});
+  auto y = b.op("y", "Relu", OpClass::elementwise, {t}, {64, 1000});
+  auto& g = b.done({y});
+  expect_identical(g, unfused_plan(g));
+  expect_identical(g, hand_plan(g, {{t, y}}));
+}
+
+TEST(CpuEmit, MultipassSoftmaxIsBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {37, 515});
+  auto s = softmax(b, x, 37, 515);
+  auto& g = b.done({s.y});
+  Plan p = hand_plan(g, {{s.mx, s.sub, s.ex, s.sum, s.y}});
+  EXPECT_GT(plan_kernel(g, p.groups[0]).row_dims, 0);  // one row-resident kernel
+  expect_identical(g, unfused_plan(g));
+  expect_identical(g, p);
+}
+
+TEST(CpuEmit, LayerNormMultipassAndReductionPrologueAreBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {8, 3, 129});
+  auto eps = b.weight("eps", {}, {1e-5f});
+  auto scale = b.weight("scale", {129});
+  std::map<std::string, AttrValue> last = {{"axes", V{2}}, {"keepdims", int64_t{1}}};
+  auto mean = b.op("m", "ReduceMean", OpClass::reduction, {x}, {8, 3, 1}, last);
+  auto d = b.op("d", "Sub", OpClass::broadcast, {x, mean}, {8, 3, 129});
+  auto sq = b.op("sq", "Mul", OpClass::elementwise, {d, d}, {8, 3, 129});
+  auto var = b.op("var", "ReduceMean", OpClass::reduction, {sq}, {8, 3, 1}, last);
+  auto ve = b.op("ve", "Add", OpClass::broadcast, {var, eps}, {8, 3, 1});
+  auto sd = b.op("sd", "Sqrt", OpClass::elementwise, {ve}, {8, 3, 1});
+  auto nm = b.op("nm", "Div", OpClass::broadcast, {d, sd}, {8, 3, 129});
+  auto y = b.op("y", "Mul", OpClass::broadcast, {nm, scale}, {8, 3, 129});
+  // sum of squares over all but the batch axis: a reduction with a prologue
+  auto x2 = b.op("x2", "Mul", OpClass::elementwise, {x, x}, {8, 3, 129});
+  auto ss = b.op("ss", "ReduceSum", OpClass::reduction, {x2}, {8}, {{"axes", V{1, 2}}, {"keepdims", int64_t{0}}});
+  auto& g = b.done({y, ss});
+  expect_identical(g, unfused_plan(g));
+  expect_identical(g, hand_plan(g, {{mean, d, sq, var, ve, sd, nm, y}, {x2, ss}}));
+}
+
+TEST(CpuEmit, DuplicatedProducerIntoTwoReductionsIsBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {33, 70});
+  auto p = b.op("p", "Exp", OpClass::elementwise, {x}, {33, 70});
+  auto r0 = b.op("r0", "ReduceSum", OpClass::reduction, {p}, {1, 70}, {{"axes", V{0}}, {"keepdims", int64_t{1}}});
+  auto r1 = b.op("r1", "ReduceMax", OpClass::reduction, {p}, {33, 1}, kRow);
+  auto& g = b.done({r0, r1});
+  Plan plan = hand_plan(g, {{p, r0}, {p, r1}});
+  EXPECT_TRUE(plan.groups[0].materialised.size() == 1 && plan.groups[1].duplicated.size() == 1);
+  expect_identical(g, plan);
+}
+
+TEST(CpuEmit, ContractionWithReluEpilogueIsBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {2, 5, 9, 11});
+  auto w = b.weight("w", {6, 5, 3, 3});
+  auto bias = b.weight("bias", {6, 1, 1});
+  auto c = b.op("c", "Conv", OpClass::contraction, {x, w}, {2, 6, 9, 11},
+                {{"kernel_shape", V{3, 3}}, {"pads", V{1, 1, 1, 1}}});
+  auto cb = b.op("cb", "Add", OpClass::broadcast, {c, bias}, {2, 6, 9, 11});
+  auto r = b.op("r", "Relu", OpClass::elementwise, {cb}, {2, 6, 9, 11});
+  auto mp = b.op("mp", "MaxPool", OpClass::reduction, {r}, {2, 6, 4, 5}, {{"kernel_shape", V{2, 2}}, {"strides", V{2, 2}}});
+  auto a = b.input("a", {3, 40, 70});
+  auto m = b.weight("m", {70, 90});
+  auto mm = b.op("mm", "MatMul", OpClass::contraction, {a, m}, {3, 40, 90});
+  auto mr = b.op("mr", "Relu", OpClass::elementwise, {mm}, {3, 40, 90});
+  auto& g = b.done({mp, mr});
+  expect_identical(g, unfused_plan(g));
+  expect_identical(g, hand_plan(g, {{c, cb, r}, {mp}, {mm, mr}}));
+  expect_identical(g, hand_plan(g, {{c, cb, r, mp}, {mm, mr}}));
+}
+
+TEST(CpuEmit, HorizontalGroupAndInjectiveChainsAreBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {4, 6, 10});
+  auto z = b.input("z", {4, 6, 10});
+  auto s = b.op("s", "Slice", OpClass::injective, {x}, {4, 6, 4}, {{"starts", V{1}}, {"axes", V{2}}, {"steps", V{2}}});
+  auto e = b.op("e", "Sigmoid", OpClass::elementwise, {z}, {4, 6, 10});
+  auto c = b.op("c", "Concat", OpClass::injective, {s, e}, {4, 6, 14}, {{"axis", int64_t{2}}});
+  auto p = b.op("p", "Pad", OpClass::injective, {c}, {4, 8, 16}, {{"pads", V{0, 1, 1, 0, 1, 1}}, {"value", -2.0}});
+  auto t = b.op("t", "Transpose", OpClass::layout, {p}, {16, 4, 8}, {{"perm", V{2, 0, 1}}});
+  auto rs = b.op("rs", "Reshape", OpClass::reshape, {t}, {64, 8});
+  auto th = b.op("th", "Tanh", OpClass::elementwise, {rs}, {64, 8});
+  auto h1 = b.op("h1", "Neg", OpClass::elementwise, {x}, {4, 6, 10});
+  auto h2 = b.op("h2", "Abs", OpClass::elementwise, {z}, {4, 6, 10});
+  auto idx = b.ints("idx", {3}, {5, -1, 0});
+  auto gth = b.op("gth", "Gather", OpClass::gather, {h2, idx}, {4, 3, 10}, {{"axis", int64_t{1}}});
+  auto& g = b.done({th, h1, gth});
+  expect_identical(g, unfused_plan(g));
+  Plan plan = hand_plan(g, {{s, e, c, p, t, rs, th}, {h1, h2, gth}});
+  plan.groups[1].kind = GroupKind::horizontal;
+  plan.groups[1].branches = {{h1}, {h2, gth}};
+  expect_identical(g, plan);
+}
+
+TEST(CpuEmit, CodeInjectionNamesGiveSafeCompilingCode) {
+  Builder b;
+  const std::string evil = "x\"); system(\"rm -rf /\"); //";
+  const std::string evil2 = "a*/ int bad; /* \\\nint worse;\r\n?" "?/";
+  auto x = b.input(evil, {16});
+  auto t = b.op(evil2, "Relu", OpClass::elementwise, {x}, {16});
+  auto y = b.op("y\\", "Exp", OpClass::elementwise, {t}, {16});
+  auto& g = b.done({y});
+  Plan plan = hand_plan(g, {{t, y}});
+  std::string src = cpu::plan_source(g, plan);
+  EXPECT_EQ(src.find("system(\""), std::string::npos);
+  EXPECT_EQ(src.find("int bad"), std::string::npos);
+  EXPECT_EQ(src.find("int worse"), std::string::npos);
+  expect_identical(g, plan);
+}
+
+TEST(CpuEmit, SecondCompileHitsTheCache) {
+  auto dir = std::filesystem::temp_directory_path() / ("fuseplan-cache-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ::setenv("FUSEPLAN_CACHE_DIR", dir.c_str(), 1);
+  std::string src = std::string(cpu::kRuntimeText) + "\nextern \"C\" void fp_group_0(void** b) { ((float*)b[0])[0] = 42.0f; }\n";
+  auto first = cpu::compile_and_load(src);
+  auto second = cpu::compile_and_load(src);
+  ::unsetenv("FUSEPLAN_CACHE_DIR");
+  EXPECT_FALSE(first->cache_hit());
+  EXPECT_GT(first->compile_ms(), 0);
+  EXPECT_TRUE(second->cache_hit());
+  float v = 0;
+  void* bufs[1] = {&v};
+  second->kernel("fp_group_0")(bufs);
+  EXPECT_EQ(v, 42.0f);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CpuEmit, CompilerErrorIsOneLineWithLogPath) {
+  try {
+    cpu::compile_and_load("this is not C++ " + std::to_string(::getpid()));
+    FAIL();
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("compiling generated kernels failed"), std::string::npos);
+    EXPECT_NE(m.find("(log: "), std::string::npos);
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+  }
+}
+
+TEST(CpuEmit, PlanThatDoesNotMatchTheModelIsRefused) {
+  Builder b;
+  auto x = b.input("x", {4});
+  auto t = b.op("t", "Relu", OpClass::elementwise, {x}, {4});
+  auto y = b.op("y", "Exp", OpClass::elementwise, {t}, {4});
+  auto& g = b.done({y});
+  Plan missing = hand_plan(g, {{y}});
+  EXPECT_THROW(run_plan(g, missing, {}), Error);
+  Plan bad = hand_plan(g, {{t, y}});
+  bad.groups[0].nodes.push_back(99);
+  try {
+    run_plan(g, bad, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("plan does not match the model: ", 0), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace fuseplan
