@@ -13,7 +13,7 @@ bool activation_slot(const std::string& op, int slot) {
   static const std::unordered_set<std::string> first = {
       "Conv", "ConvTranspose", "MatMul", "Gemm", "BatchNormalization", "InstanceNormalization",
       "LayerNormalization", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Softmax",
-      "LogSoftmax", "Resize", "Upsample", "Pad", "Slice", "Loop", "If", "Scan", "NonZero", "TopK"};
+      "LogSoftmax", "Loop", "If", "Scan", "NonZero", "TopK"};
   if (slot == 0 && first.count(op)) return true;
   if ((op == "Gather" || op == "GatherElements" || op == "GatherND") && slot == 1) return true;
   return false;

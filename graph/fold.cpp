@@ -330,6 +330,29 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
       b.push(x.at_f(0) + k * in[2]->k->at_f(0), x.at_i(0) + k * in[2]->k->at_i(0));
     return std::vector<ConstPtr>{b.done()};
   }
+  if (op == "DequantizeLinear" || op == "QuantizeLinear") {
+    const Const& sc = *in[1]->k;
+    const Const* zp = in.size() > 2 && in[2] ? in[2]->k.get() : nullptr;
+    int64_t r = x.type.rank(), ax = sc.size() > 1 ? norm_axis(at.i("axis", 1), r) : 0;
+    int64_t inner = 1;
+    for (int64_t k = ax + 1; k < r; ++k) inner *= x.type.shape[k];
+    int64_t d = sc.size() > 1 ? x.type.shape[ax] : 1;
+    if (sc.size() > 1 && sc.size() != d) return std::nullopt;
+    Builder b(ot);
+    for (int64_t k = 0; k < x.size(); ++k) {
+      int64_t c = sc.size() > 1 ? (k / inner) % d : 0;
+      double z = zp ? zp->at_f(zp->size() > 1 ? c : 0) : 0.0;
+      if (op == "DequantizeLinear") {
+        b.push((x.at_f(k) - z) * sc.at_f(c), 0);
+      } else {
+        double q = std::nearbyint(x.at_f(k) / sc.at_f(c)) + z;
+        double lo = ot.dtype == DType::i8 ? -128 : 0, hi = ot.dtype == DType::i8 ? 127 : 255;
+        q = std::clamp(q, lo, hi);
+        b.push(q, static_cast<int64_t>(q));
+      }
+    }
+    return std::vector<ConstPtr>{b.done()};
+  }
   if (op == "NonZero") {
     if (x.size() > kFoldLimit) return std::nullopt;
     int64_t r = x.type.rank();

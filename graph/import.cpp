@@ -319,7 +319,7 @@ Graph import_proto(const onnx::ModelProto& m, const ImportOptions& opts, const s
     outs.push_back(ctx.use(o.name()));
   }
   for (const auto& r : ctx.roots)
-    ctx.warn(r.what + " has data-dependent output shapes: " + std::to_string(r.count) +
+    ctx.warn(r.what + ": output shape is data-dependent or not inferable at these dims; " + std::to_string(r.count) +
              " primitives have unknown shapes (opaque region)");
   ctx.g.set_graph_outputs(outs);
   ctx.g.finalize();

@@ -336,7 +336,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
       std::vector<bool> drop(x.size(), false);
       for (int64_t a : axes) {
         int64_t k = norm_axis(a, x.size());
-        if (x[k] != 1) throw Error("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x[k]));
+        if (x[k] != 1) return one(unknown(in.dt(0)));  // invalid at these dims: an unknown-shape region, not an error
         drop[k] = true;
       }
       for (std::size_t k = 0; k < x.size(); ++k)

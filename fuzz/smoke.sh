@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs each importer fuzz target for SECONDS from an already configured and
+# built fuzz build dir (cmake -DFUSEPLAN_FUZZ=ON with clang; this script builds
+# nothing). Seeds are copied from ../shared models and cases into a temp dir.
+# Fails (exit 1) on any crash, leak, sanitizer report or timeout finding.
+set -euo pipefail
+if [ $# -ne 2 ]; then echo "usage: fuzz/smoke.sh BUILD_DIR SECONDS" >&2; exit 2; fi
+build=$1 secs=$2
+here=$(cd "$(dirname "$0")/.." && pwd)
+shared=${FUSEPLAN_SHARED_DIR:-$here/../shared}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/bin" "$work/txt" "$work/artifacts"
+cp "$shared"/models/onnx/*.onnx "$work/bin/" 2>/dev/null || true
+cp "$shared"/cases/*.onnxtxt "$work/txt/" 2>/dev/null || true
+cp "$here"/examples/*.onnxtxt "$work/txt/" 2>/dev/null || true
+status=0
+for t in binary text; do
+  exe=$(find "$build" -type f -name "fuzz_import_$t" -perm -u+x | head -1)
+  if [ -z "$exe" ]; then echo "fuzz_import_$t not found under $build" >&2; exit 2; fi
+  corpus=$work/bin; [ $t = text ] && corpus=$work/txt
+  echo "== fuzz_import_$t for ${secs}s"
+  if ! "$exe" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -max_len=2000000 \
+       -artifact_prefix="$work/artifacts/" "$corpus" > "$work/$t.log" 2>&1; then
+    tail -40 "$work/$t.log"; status=1
+    mkdir -p "$here/fuzz/findings" && cp "$work"/artifacts/* "$here/fuzz/findings/" 2>/dev/null || true
+  else
+    tail -2 "$work/$t.log"
+  fi
+done
+exit $status

@@ -1,0 +1,135 @@
+// Every bad input throws one fuseplan::Error line naming the problem.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace fuseplan {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    std::string w = e.what();
+    EXPECT_EQ(w.find('\n'), std::string::npos) << w;
+    return w;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a fuseplan::Error: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+std::string file_error(const std::string& name, const std::string& bytes, ImportOptions o = test::opts(1)) {
+  test::TempDir d;
+  std::string p = d.write(name, bytes);
+  return error_of([&] { import_model(p, o); });
+}
+
+const char* kGood = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, 4] x) => (float[N, 4] y) { y = Relu(x) })";
+
+TEST(ImportErrors, MissingFile) {
+  EXPECT_NE(error_of([] { import_model("/nonexistent/dir/model.onnx", {}); }).find("cannot open"), std::string::npos);
+}
+
+TEST(ImportErrors, EmptyFile) {
+  EXPECT_NE(file_error("e.onnx", "").find("empty"), std::string::npos);
+  EXPECT_NE(file_error("e.onnxtxt", "").find("empty"), std::string::npos);
+}
+
+TEST(ImportErrors, TruncatedProtobuf) {
+  std::ifstream f(test::models_dir() + "/mnist_wonnx.onnx", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  ASSERT_GT(bytes.size(), 1000u);
+  std::string e = file_error("t.onnx", bytes.substr(0, bytes.size() / 2));
+  EXPECT_FALSE(e.empty());
+}
+
+TEST(ImportErrors, RandomBytes) {
+  std::string junk;
+  uint32_t s = 12345;
+  for (int i = 0; i < 4096; ++i) junk += static_cast<char>((s = s * 1103515245u + 12345u) >> 24);
+  EXPECT_NE(file_error("r.onnx", junk).find("not a valid ONNX model"), std::string::npos);
+}
+
+TEST(ImportErrors, TextSyntaxError) {
+  std::string e = file_error("s.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N] x) => (float[N] y) {\n y = Relu(x\n}");
+  EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, Cycle) {
+  std::string e = error_of([] {
+    test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y) { a = Add(x, b)
+ b = Relu(a)
+ y = Relu(b) })");
+  });
+  EXPECT_NE(e.find("cycle"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, DanglingTensor) {
+  std::string e = error_of([] {
+    test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y) { y = Add(x, ghost) })");
+  });
+  EXPECT_NE(e.find("'ghost'"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, UnboundDim) {
+  std::string e = error_of([] {
+    test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, seq] x) => (float[N, seq] y) { y = Relu(x) })", test::opts(1));
+  });
+  EXPECT_NE(e.find("unbound symbolic dim 'seq' of input 'x' (use --dim seq=V)"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, NegativeDim) {
+  std::string e = error_of([] {
+    test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[2, 2] y) { s = Constant<value = int64[2] {-2, -2}>()
+ y = Reshape(x, s) })");
+  });
+  EXPECT_NE(e.find("negative"), std::string::npos) << e;
+  EXPECT_NE(error_of([] { test::import_text(kGood, test::opts(-3)); }).find("invalid batch"), std::string::npos);
+}
+
+TEST(ImportErrors, Overflow) {
+  std::string e = error_of([] {
+    test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, M, K] x) => (float[N, M, K] y) { y = Relu(x) })",
+                      test::opts(std::nullopt, {{"N", 1LL << 40}, {"M", 1LL << 20}, {"K", 1LL << 10}}));
+  });
+  EXPECT_NE(e.find("overflows"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, OpsetTooNew) {
+  std::string e = error_of([] {
+    test::import_text(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[4] x) => (float[4] y) { y = Relu(x) })");
+  });
+  EXPECT_NE(e.find("opset 23"), std::string::npos) << e;
+  EXPECT_NO_THROW(test::import_text(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[4] x) => (float[4] y) { y = Relu(x) })"));
+}
+
+TEST(ImportErrors, BadShapesInNodes) {
+  std::string e = error_of([] {
+    test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[4, 3] a, float[5, 2] b) => (float[4, 2] y) { y = MatMul(a, b) })");
+  });
+  EXPECT_NE(e.find("node 'y' (MatMul)"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, UnknownOpIsNotAnError) {
+  Graph g = test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y) { a = FancyNewOp(x)
+ b = FancyNewOp(a)
+ y = Relu(x) })");
+  EXPECT_EQ(g.warnings.size(), 2u);  // one for the op type, one for its unknown-shape region
+  EXPECT_EQ(test::count_class(g, OpClass::opaque), 2);
+}
+
+}  // namespace
+}  // namespace fuseplan
