@@ -1,0 +1,197 @@
+#include "emit/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "emit/cpu/cpp_printer.h"
+#include "emit/cpu/cpu_backend.h"
+
+namespace fuseplan::cuda {
+
+CudaOptions cuda_options(const DeviceSpec& d) {
+  CudaOptions o;
+  if (d.threads_per_block >= 32 && d.threads_per_block <= 1024 && d.threads_per_block % 32 == 0)
+    o.threads_per_block = d.threads_per_block;
+  return o;
+}
+
+NvrtcOptions nvrtc_options(const DeviceSpec& d, bool allow_fma) {
+  if (!d.is_gpu() || d.arch.rfind("sm_", 0) != 0)
+    throw Error("device '" + d.name + "' (arch " + d.arch + ") is not a CUDA device");
+  NvrtcOptions o;
+  o.arch = d.arch;
+  o.allow_fma = allow_fma;
+  return o;
+}
+
+std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d) {
+  cpu::check_plan_matches(g, plan);
+  std::vector<CudaGroupSource> out;
+  std::string title = g.name + " / strategy " + plan.strategy + " / device " + d.name;
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+    Group grp = plan.groups[i];
+    grp.id = static_cast<int>(i);
+    out.push_back(print_cuda_group(g, grp, cuda_options(d), title));
+  }
+  return out;
+}
+
+LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
+  LibraryMatch m;
+  if (grp.kind != GroupKind::contraction) return m;
+  NodeId mm = kNoNode;
+  for (NodeId n : grp.nodes)
+    if (g.node(n).op == "MatMul") mm = n;
+  if (mm == kNoNode || g.node(mm).out.dtype != DType::f32) return m;
+  auto ops = g.operands(mm);
+  if (g.node(ops[1]).out.rank() != 2 || g.node(ops[0]).out.rank() < 2) return m;
+  int64_t N = g.node(mm).out.shape.back();
+  m.epilogue = "DEFAULT";
+  m.covered = 1;
+  std::set<NodeId> in(grp.nodes.begin(), grp.nodes.end());
+  auto sole_consumer = [&](NodeId n) -> NodeId {
+    auto cs = g.consumers(n);
+    if (cs.size() != 1 || !in.count(cs[0])) return kNoNode;
+    for (NodeId x : grp.materialised)
+      if (x == n) return kNoNode;  // the intermediate is needed in memory
+    return cs[0];
+  };
+  NodeId cur = mm, next = sole_consumer(mm);
+  if (next != kNoNode && g.node(next).op == "Add") {
+    for (NodeId o : g.operands(next)) {
+      const auto& s = g.node(o).out.shape;
+      int64_t numel = 1;
+      for (int64_t d : s) numel *= d;
+      if (o != cur && g.node(o).op_class == OpClass::source && numel == N && s.back() == N) {
+        m.epilogue = "BIAS";
+        m.covered = 2;
+        cur = next;
+        next = sole_consumer(cur);
+      }
+    }
+  }
+  if (next != kNoNode && g.node(next).op == "Relu") {
+    m.epilogue = m.epilogue == "BIAS" ? "RELU_BIAS" : "RELU";
+    ++m.covered;
+  } else if (next != kNoNode && g.node(next).onnx_op == "Gelu") {
+    // cuBLASLt's GELU epilogue is the tanh approximation: only that form matches.
+    int prims = 0;
+    bool tanh = false;
+    for (NodeId n : grp.nodes)
+      if (g.node(n).origin == g.node(next).origin) {
+        ++prims;
+        tanh = tanh || g.node(n).op == "Tanh";
+      }
+    if (tanh) {
+      m.epilogue = m.epilogue == "BIAS" ? "GELU_BIAS" : "GELU";
+      m.covered += prims;
+    }
+  }
+  m.remaining = static_cast<int>(grp.nodes.size()) - m.covered;
+  return m;
+}
+
+int GroupResources::regs_measured() const {
+  int r = 0;
+  for (const auto& k : measured) r = std::max(r, k.regs_per_thread);
+  return r;
+}
+
+int GroupResources::spill_bytes_measured() const {
+  int s = 0;
+  for (const auto& k : measured) s += k.spill_bytes();
+  return s;
+}
+
+std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const DeviceSpec& d, const NvrtcOptions& o,
+                                         std::vector<std::string>* cubins, std::vector<CudaGroupSource>* sources) {
+  auto srcs = plan_sources(g, plan, d);
+  std::vector<GroupResources> t;
+  for (std::size_t i = 0; i < srcs.size(); ++i) {
+    const Group& grp = plan.groups[i];
+    CompileResult cr = compile_cuda(srcs[i].source, "group_" + std::to_string(i), o);
+    GroupResources r;
+    r.group_id = static_cast<int>(i);
+    r.kind = std::string(to_string(grp.kind));
+    r.last_primitive = g.node(grp.nodes.back()).name;
+    r.regs_estimate = plan.costs.at(i).regs_per_thread;
+    r.spill_estimate_bytes = plan.costs.at(i).spill_bytes;
+    r.launches = srcs[i].launches;
+    for (const auto& l : r.launches) {
+      const ResourceUsage* u = cr.find(l.kernel);
+      if (!u) throw Error("NVRTC reported no resource usage for kernel " + l.kernel);
+      r.measured.push_back(*u);
+    }
+    r.library = match_cublaslt(g, grp);
+    if (cubins) cubins->push_back(cr.cubin);
+    t.push_back(std::move(r));
+  }
+  if (sources) *sources = std::move(srcs);
+  return t;
+}
+
+std::string resources_json(const std::vector<GroupResources>& t, const DeviceSpec& d, const NvrtcOptions& o) {
+  nlohmann::ordered_json j;
+  j["schema"] = "fuseplan.cuda-resources/1";
+  j["device"] = d.name;
+  j["arch"] = o.arch;
+  j["fmad"] = o.allow_fma;
+  j["nvrtc"] = nvrtc_version();
+  auto& gs = j["groups"] = nlohmann::ordered_json::array();
+  for (const auto& r : t) {
+    nlohmann::ordered_json e;
+    e["group"] = r.group_id;
+    e["kind"] = r.kind;
+    e["last_primitive"] = r.last_primitive;
+    e["regs_estimate"] = r.regs_estimate;
+    e["spill_bytes_estimate"] = r.spill_estimate_bytes;
+    e["regs_measured"] = r.regs_measured();
+    e["spill_bytes_measured"] = r.spill_bytes_measured();
+    if (!r.library.epilogue.empty())
+      e["cublaslt"] = {{"epilogue", r.library.epilogue}, {"covered", r.library.covered},
+                       {"remaining", r.library.remaining}};
+    auto& ks = e["kernels"] = nlohmann::ordered_json::array();
+    for (std::size_t k = 0; k < r.launches.size(); ++k) {
+      const auto& l = r.launches[k];
+      const auto& u = r.measured[k];
+      ks.push_back({{"kernel", l.kernel}, {"shape", l.shape}, {"grid", l.grid}, {"block", l.block},
+                    {"params", l.params}, {"regs_per_thread", u.regs_per_thread},
+                    {"spill_store_bytes", u.spill_store_bytes}, {"spill_load_bytes", u.spill_load_bytes},
+                    {"stack_frame_bytes", u.stack_frame_bytes}, {"smem_bytes", u.smem_bytes}});
+    }
+    gs.push_back(e);
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string resources_markdown(const std::vector<GroupResources>& t, const DeviceSpec& d, const NvrtcOptions& o) {
+  std::ostringstream os;
+  os << "# CUDA resources: " << d.name << " (" << o.arch << ", " << (o.allow_fma ? "-fmad=true" : "-fmad=false")
+     << ", NVRTC " << nvrtc_version() << ")\n\n";
+  os << "| group | kind | last primitive | kernels | shape | regs est. | regs NVRTC | spill est. (B) | spill NVRTC (B) "
+        "| stack (B) | smem (B) | cuBLASLt |\n";
+  os << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : t) {
+    int stack = 0, smem = 0;
+    std::string shapes;
+    for (std::size_t k = 0; k < r.measured.size(); ++k) {
+      stack = std::max(stack, r.measured[k].stack_frame_bytes);
+      smem = std::max(smem, r.measured[k].smem_bytes);
+      shapes += (k ? ", " : "") + r.launches[k].shape;
+    }
+    std::string name = cpu::comment_escape(r.last_primitive);
+    for (auto& ch : name)
+      if (ch == '|') ch = '/';
+    os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | " << r.launches.size() << " | " << shapes
+       << " | " << r.regs_estimate << " | " << r.regs_measured() << " | " << r.spill_estimate_bytes << " | "
+       << r.spill_bytes_measured() << " | " << stack << " | " << smem << " | "
+       << (r.library.epilogue.empty() ? "-" : r.library.epilogue + " +" + std::to_string(r.library.remaining))
+       << " |\n";
+  }
+  return os.str();
+}
+
+}  // namespace fuseplan::cuda

@@ -1,0 +1,92 @@
+// Internal to emit/cuda: the expression half of the CUDA printer. Turns a
+// primitive at coordinates into a CUDA C++ expression (inlining producers,
+// memoised per scope), loads buffers, and prints the per-element bodies of
+// reductions and of GEMM / direct convolution / pooling in the canonical
+// order of the CPU runtime (k ascending from 0, no FMA).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "emit/kernel_plan.h"
+
+namespace fuseplan::cuda {
+
+enum class PhaseKind { elem, block, row };
+
+/// One __device__ body: a grid-stride loop over the phase's iteration space
+/// taking a (virtual) block index so a horizontal kernel can dispatch to it.
+struct PhaseCode {
+  std::string name, text, desc;
+  PhaseKind kind = PhaseKind::elem;
+  int64_t grid = 1;
+  std::vector<NodeId> params;  // sorted
+  std::vector<bool> written;   // per param
+};
+
+class ExprPrinter {
+ public:
+  ExprPrinter(const Graph& g, const KernelPlan& kp) : g_(g), kp_(kp) {}
+
+ protected:
+  const Graph& g_;
+  const KernelPlan& kp_;
+  std::vector<std::map<std::string, std::string>> memo_;
+  int tmp_ = 0, ind_ = 0, phase_idx_ = 0;
+  std::string* out_str_ = nullptr;
+  std::map<NodeId, bool> params_;            // buffer -> written (this phase)
+  std::map<NodeId, std::set<int>> reads_;    // stage buffer -> phases that load it
+  std::set<NodeId> phase_stages_;            // stages computed in the current phase
+  bool violation_ = false;                   // a phase stage was read at other coordinates
+  std::string vec_lane_;                     // float4 component when printing a vec4 lane
+  bool row_smem_ = true;
+
+  void reset() {
+    memo_.clear();
+    tmp_ = 0;
+    reads_.clear();
+  }
+  void begin_phase(int idx) {
+    phase_idx_ = idx;
+    params_.clear();
+  }
+  void line(const std::string& s) { *out_str_ += std::string(2 * ind_, ' ') + s + "\n"; }
+  void push() { memo_.emplace_back(); }
+  void pop() { memo_.pop_back(); }
+  std::string id(NodeId n) const { return std::to_string(n); }
+  std::string ty(NodeId n) const { return c_type(g_.node(n).out.dtype); }
+  const std::vector<int64_t>& shape(NodeId n) const { return g_.node(n).out.shape; }
+  static int64_t numel(const std::vector<int64_t>& s);
+  bool is_global(NodeId n) const;
+  std::string buf(NodeId n) const;
+  std::string offset(NodeId n, const Coords& c) const;
+  void note_param(NodeId n, bool written);
+  std::string param_decl(NodeId n, bool written) const;
+  std::string key(NodeId n, const Coords& c) const;
+  std::string define(NodeId n, const std::string& key, const std::string& expr);
+  std::string load(NodeId n, const Coords& c);
+  std::string val(NodeId n, const Coords& c);
+  std::string as(DType want, NodeId n, const std::string& v);
+  std::string compute(NodeId n, const Coords& c);
+  std::string concat(NodeId n, const Coords& c);
+  std::string pad(NodeId n, const Coords& c);
+  /// Names prefix<from>.. for the dims of s (dims of size 1 get "0").
+  Coords coord_vars(const std::vector<int64_t>& s, const std::string& prefix, int from = 0) const;
+  /// "const int64_t i2 = (lin / 8) % 4;" for dim d (empty comment for literal coords).
+  std::string coord_def(const std::vector<int64_t>& s, const Coords& c, std::size_t d, const std::string& lin) const;
+  /// Reduction over the innermost input axis (block strategy) or not (column).
+  bool is_column_reduce(NodeId n) const;
+  std::string reduce_init(NodeId n) const;
+  std::string reduce_step(NodeId n, const std::string& acc, const std::string& v) const;
+  /// Block strategy: all threads stride over the reduced elements; result in every thread.
+  std::string reduce_block(NodeId n, const Coords& c, const std::string& smem = "");
+  /// Column strategy: this thread folds all reduced elements in order.
+  std::string reduce_seq(NodeId n, const Coords& c);
+  /// Per-output-element MatMul / Conv / pooling value.
+  std::string library_at(NodeId n, const Coords& c);
+  Coords reduce_input_coords(NodeId n, const Coords& c, const Coords& rc) const;
+};
+
+}  // namespace fuseplan::cuda
