@@ -45,5 +45,6 @@ void add_probe(CLI::App& app);
 void add_cost(CLI::App& app);
 void add_search(CLI::App& app);
 void add_explain(CLI::App& app);
+void add_compare(CLI::App& app);
 
 }  // namespace fuseplan::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   fuseplan::cli::add_cost(app);
   fuseplan::cli::add_search(app);
   fuseplan::cli::add_explain(app);
+  fuseplan::cli::add_compare(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

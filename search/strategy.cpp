@@ -15,6 +15,11 @@ struct Entry {
 // Presentation order: the baseline first, fuseplan's own last.
 constexpr Entry kStrategies[] = {
     {"unfused", make_unfused_strategy},
+    {"elementwise", make_elementwise_strategy},
+    {"tvm", make_tvm_strategy},
+    {"xla", make_xla_strategy},
+    {"inductor", make_inductor_strategy},
+    {"optimal", make_optimal_strategy},
     {"cost", make_cost_strategy},
 };
 }  // namespace
@@ -38,6 +43,7 @@ Plan search(const Graph& g, const DeviceSpec& d, const std::string& strategy, co
   const auto t0 = std::chrono::steady_clock::now();
   auto part = s->partition(g, d, o);
   Plan plan = make_plan(g, d, std::move(part), s->name());
+  plan.status = s->status();
   plan.totals.search_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return plan;

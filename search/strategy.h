@@ -26,6 +26,9 @@ class Strategy {
   /// Returns the partition (see make_plan); must be deterministic.
   virtual std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d,
                                                      const SearchOptions& o) = 0;
+  /// Plan status after partition(): "optimal" or the remaining gap for exact
+  /// strategies, empty for heuristics.
+  virtual std::string status() const { return {}; }
 };
 
 /// Names of all registered strategies, in presentation order.

@@ -1,0 +1,150 @@
+// fuseplan compare MODEL... --device D --batch 1,8,64 [--strategies LIST|all]
+//                  [--dim N=V ...] [--time-limit S] [--csv FILE] [--json]
+// One row per model × batch × strategy: kernels, bytes, predicted µs,
+// speedup over unfused, search time; `*` marks the best plan of each
+// model × batch. CSV and JSON files are written atomically.
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/common.h"
+#include "emit/files.h"
+#include "search/strategy.h"
+
+namespace fuseplan::cli {
+
+namespace {
+struct CompareArgs {
+  std::vector<std::string> models;
+  std::string device = "h100-sxm";
+  std::vector<int64_t> batches;
+  std::string strategies = "all";
+  std::vector<std::string> dim_args;
+  double time_limit_s = 60;
+  std::string csv;
+  bool json = false;
+};
+
+struct Row {
+  std::string model;
+  int64_t batch = 0;
+  Plan plan;
+  double speedup = 1;
+  bool best = false;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<std::string> chosen_strategies(const std::string& list) {
+  if (list == "all") return strategy_names();
+  auto names = split_list(list);
+  for (const auto& n : names) make_strategy(n);  // throws naming the known strategies
+  return names;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string to_csv(const std::vector<Row>& rows) {
+  std::ostringstream os;
+  os << "model,batch,strategy,kernels,bytes,predicted_us,speedup,search_ms,best,status\n";
+  for (const auto& r : rows)
+    os << csv_field(r.model) << "," << r.batch << "," << r.plan.strategy << "," << r.plan.totals.kernels << ","
+       << fmt(r.plan.totals.bytes, 0) << "," << fmt(r.plan.totals.predicted_us, 3) << "," << fmt(r.speedup, 3) << ","
+       << fmt(r.plan.totals.search_ms, 2) << "," << (r.best ? 1 : 0) << "," << csv_field(r.plan.status) << "\n";
+  return os.str();
+}
+
+std::string to_json(const std::vector<Row>& rows, const std::string& device) {
+  nlohmann::json j;
+  j["device"] = device;
+  j["rows"] = nlohmann::json::array();
+  for (const auto& r : rows)
+    j["rows"].push_back({{"model", r.model},
+                         {"batch", r.batch},
+                         {"strategy", r.plan.strategy},
+                         {"kernels", r.plan.totals.kernels},
+                         {"bytes", r.plan.totals.bytes},
+                         {"predicted_us", r.plan.totals.predicted_us},
+                         {"speedup", r.speedup},
+                         {"search_ms", r.plan.totals.search_ms},
+                         {"best", r.best},
+                         {"status", r.plan.status}});
+  return j.dump(2) + "\n";
+}
+
+void run_compare(const CompareArgs& a) {
+  const DeviceSpec d = load_device(a.device);
+  const auto names = chosen_strategies(a.strategies);
+  std::vector<int64_t> batches = a.batches.empty() ? std::vector<int64_t>{0} : a.batches;
+  SearchOptions o;
+  o.time_limit_s = a.time_limit_s;
+  std::vector<Row> rows;
+  for (const auto& path : a.models) {
+    for (int64_t b : batches) {
+      ModelArgs m;
+      m.path = path;
+      m.batch = b;
+      m.dim_args = a.dim_args;
+      const LoadedModel lm = load_model(m);
+      const Plan base = search(lm.graph, d, "unfused", o);
+      const std::size_t first = rows.size();
+      for (const auto& s : names) {
+        Row r{path, b, s == "unfused" ? base : search(lm.graph, d, s, o)};
+        r.speedup = r.plan.totals.predicted_us > 0 ? base.totals.predicted_us / r.plan.totals.predicted_us : 1;
+        rows.push_back(std::move(r));
+      }
+      std::size_t best = first;
+      for (std::size_t i = first; i < rows.size(); ++i)
+        if (rows[i].plan.totals.predicted_us < rows[best].plan.totals.predicted_us) best = i;
+      if (best < rows.size()) rows[best].best = true;
+    }
+  }
+  if (!a.csv.empty()) write_file_atomic(a.csv, to_csv(rows));
+  if (a.json) {
+    std::cout << to_json(rows, d.name);
+    return;
+  }
+  std::vector<std::vector<std::string>> table;
+  for (const auto& r : rows)
+    table.push_back({r.model.substr(r.model.find_last_of('/') + 1), r.batch ? std::to_string(r.batch) : "-",
+                     r.plan.strategy + (r.best ? " *" : ""), std::to_string(r.plan.totals.kernels),
+                     fmt_bytes(r.plan.totals.bytes), fmt(r.plan.totals.predicted_us), fmt(r.speedup) + "x",
+                     fmt(r.plan.totals.search_ms, 1), r.plan.status});
+  std::cout << "device " << d.name << " (* = best predicted plan per model and batch)\n"
+            << format_table({"model", "batch", "strategy", "kernels", "bytes", "predicted_us", "speedup",
+                             "search_ms", "status"},
+                            table);
+  if (!a.csv.empty()) std::cout << "wrote " << a.csv << "\n";
+}
+}  // namespace
+
+void add_compare(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand("compare", "compare fusion strategies on models under one cost model");
+  cmd->add_option("models", a->models, "model files (.onnx / .onnxtxt)")->required();
+  cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
+  cmd->add_option("--batch", a->batches, "batch sizes, comma separated (binds the leading symbolic dim)")
+      ->delimiter(',');
+  std::string help = "comma-separated strategies or 'all' (";
+  for (const auto& n : strategy_names()) help += n + (n == strategy_names().back() ? ")" : ", ");
+  cmd->add_option("--strategies", a->strategies, help)->capture_default_str();
+  cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable)");
+  cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")->capture_default_str();
+  cmd->add_option("--csv", a->csv, "also write the table as CSV (atomically)");
+  cmd->add_flag("--json", a->json, "print the table as JSON");
+  cmd->callback([a] { run_compare(*a); });
+}
+
+}  // namespace fuseplan::cli

@@ -1,0 +1,37 @@
+// The covering ILP of one region for the `optimal` strategy (internal): COIN-OR
+// CBC when built with it (FUSEPLAN_HAVE_CBC), else an Error on solve().
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "search/strategies/optimal_candidates.h"
+
+namespace fuseplan::strategies {
+
+class RegionIlp {
+ public:
+  RegionIlp(std::vector<Candidate> columns, const std::vector<NodeId>& region);
+
+  /// Solves (again, with every constraint added so far) within `time_limit_s`.
+  /// Starts from the all-singletons solution, which is always feasible.
+  void solve(double time_limit_s);
+  /// At most |cols| − 1 of these columns may be chosen together (a lazy cycle cut).
+  void forbid_together(const std::vector<std::size_t>& cols);
+
+  std::vector<std::size_t> chosen() const { return chosen_; }
+  const Candidate& column(std::size_t j) const { return cols_[j]; }
+  double objective() const { return objective_; }
+  double bound() const { return bound_; }
+  bool proven_optimal() const { return proven_; }
+
+ private:
+  std::vector<Candidate> cols_;
+  std::vector<NodeId> region_;
+  std::vector<std::vector<std::size_t>> cuts_;
+  std::vector<std::size_t> chosen_;
+  double objective_ = 0, bound_ = 0;
+  bool proven_ = false;
+};
+
+}  // namespace fuseplan::strategies
