@@ -74,7 +74,7 @@ class VerticalSearch {
         can_merge_vertical(g, ws_.nodes(p), ws_.nodes(c), d).ok()) {
       const int ids[2] = {p, c};
       GroupCost m = ws_.cost_of_merge(ids);
-      if (m.regs_per_thread <= d.max_regs_per_thread)
+      if (check_resources(m, d, "merge").ok())
         push({before - m.predicted_us, CandKind::merge, p, c, stamp({p, c})});
     }
     if (dup_ && readers.size() > 1 && size_of(p) + size_of(c) <= static_cast<std::size_t>(o_.max_group_size) &&
@@ -82,7 +82,7 @@ class VerticalSearch {
       const int ids[1] = {c};
       GroupCost p_after;
       auto after = ws_.cost_of_duplicate(p, ids, &p_after);
-      if (after[0].regs_per_thread <= d.max_regs_per_thread)
+      if (check_resources(after[0], d, "duplicate").ok())
         push({before - after[0].predicted_us - p_after.predicted_us, CandKind::duplicate_one, p, c, stamp({p, c})});
     }
   }
@@ -103,7 +103,7 @@ class VerticalSearch {
     auto after = ws_.cost_of_duplicate(p, readers, &p_after);
     double total = p_after.predicted_us;
     for (const auto& a : after) {
-      if (a.regs_per_thread > d.max_regs_per_thread) return;
+      if (!check_resources(a, d, "duplicate").ok()) return;
       total += a.predicted_us;
     }
     std::vector<int> ids = readers;

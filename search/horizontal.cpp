@@ -36,6 +36,12 @@ std::map<int, int> group_depths(const WorkState& ws) {
   return depth;
 }
 
+bool shares_a_node(const WorkState& ws, int a, int b) {
+  for (NodeId n : ws.nodes(a))
+    if (ws.holds(b, n)) return true;
+  return false;
+}
+
 bool is_launch_bound(const GroupCost& c) { return c.launch_us >= std::max(c.t_mem_us, c.t_compute_us); }
 }  // namespace
 
@@ -51,10 +57,11 @@ void horizontal_pass(WorkState& ws, const SearchOptions& o) {
       bool placed = false;
       for (int b : buckets) {
         if (ws.nodes(b).size() + ws.nodes(gid).size() > static_cast<std::size_t>(o.max_group_size)) continue;
-        if (!can_merge_horizontal(g, ws.nodes(b), ws.nodes(gid), true).ok()) continue;
+        if (shares_a_node(ws, b, gid)) continue;  // duplicated copies: one kernel would compute them once
+        if (!can_merge_horizontal(g, ws.nodes(b), ws.nodes(gid), true, &d).ok()) continue;
         const int ids[2] = {b, gid};
         GroupCost m = ws.cost_of_merge(ids);
-        if (m.regs_per_thread > d.max_regs_per_thread) continue;  // register_pressure
+        if (!check_resources(m, d, "horizontal group").ok()) continue;
         if (ws.cost_of(b).predicted_us + ws.cost_of(gid).predicted_us - m.predicted_us <= kMinGainUs) continue;
         ws.merge(b, gid);
         placed = true;

@@ -253,8 +253,29 @@ FusionDecision can_duplicate(const Graph& g, std::span<const NodeId> pg, std::sp
   return FusionDecision::note(Blocker::multi_consumer, "");
 }
 
+double resident_row_bytes(const Graph& g, std::span<const NodeId> nodes) {
+  std::unordered_set<NodeId> in(nodes.begin(), nodes.end());
+  double best = 0;
+  for (NodeId r : nodes) {
+    if (g.node(r).op_class != OpClass::reduction || !g.node(r).out.known) continue;
+    for (NodeId c : g.consumers(r))
+      if (in.count(c) && g.node(c).out.known && g.node(c).out.numel() > g.node(r).out.numel())
+        best = std::max(best, static_cast<double>(reduction_row(g, r)) * dtype_bytes(g.node(r).out.dtype));
+  }
+  return best;
+}
+
+FusionDecision check_resources(const GroupCost& c, const DeviceSpec& d, const std::string& what) {
+  if (c.regs_per_thread > d.max_regs_per_thread)
+    return FusionDecision::forbid(Blocker::register_pressure,
+                                  what + " needs ~" + std::to_string(c.regs_per_thread) +
+                                      " registers per thread (limit " + std::to_string(d.max_regs_per_thread) +
+                                      " on " + d.name + ")");
+  return FusionDecision::allow();
+}
+
 FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, std::span<const NodeId> b,
-                                    bool independent) {
+                                    bool independent, const DeviceSpec* d) {
   const std::string pair = q(g.node(a.front()).name) + " || " + q(g.node(b.front()).name);
   if (!independent)
     return FusionDecision::forbid(Blocker::cycle, pair + ": one group depends on the other");
@@ -272,6 +293,15 @@ FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, s
     return FusionDecision::forbid(Blocker::iteration_space,
                                   pair + ": iteration spaces differ (" + std::to_string(da) + " vs " +
                                       std::to_string(db) + " elements) and are too large for block-index dispatch");
+  if (d && d->is_gpu()) {
+    const double rows = resident_row_bytes(g, a) + resident_row_bytes(g, b);
+    const double smem = d->smem_per_block_bytes > 0 ? d->smem_per_block_bytes : d->smem_per_sm_bytes;
+    if (rows > 0 && smem > 0 && rows > smem)
+      return FusionDecision::forbid(Blocker::shared_memory,
+                                    pair + ": resident rows need " + std::to_string(static_cast<int64_t>(rows)) +
+                                        " bytes of shared memory together (block limit " +
+                                        std::to_string(static_cast<int64_t>(smem)) + " on " + d->name + ")");
+  }
   return FusionDecision::allow();
 }
 

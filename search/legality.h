@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "costmodel/cost.h"
 #include "costmodel/device.h"
 #include "graph/graph.h"
 
@@ -63,9 +64,20 @@ FusionDecision can_duplicate(const Graph& g, std::span<const NodeId> producer_gr
 /// Horizontal legality of launching two independent groups as one kernel:
 /// `independent` must say whether no path connects them (callers know the
 /// group DAG); same iteration space (or both small, for block-index
-/// dispatch); no opaque members.
+/// dispatch); no opaque members; with a device, the rows both groups keep
+/// resident (multipass) must fit one block's shared memory together
+/// (else shared_memory).
 FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, std::span<const NodeId> b,
-                                    bool independent);
+                                    bool independent, const DeviceSpec* d = nullptr);
+
+/// Bytes of the row a multipass (row-resident) node set keeps in one block:
+/// the largest reduced row whose result the set reads back at row shape; 0
+/// when the set is not row-resident.
+double resident_row_bytes(const Graph& g, std::span<const NodeId> nodes);
+
+/// Per-kernel resource limits for a priced group: register_pressure when
+/// the register estimate exceeds the device's per-thread limit.
+FusionDecision check_resources(const GroupCost& c, const DeviceSpec& d, const std::string& what);
 
 /// Iteration space of a set of primitives in elements: the largest numel
 /// among outputs and reduction/contraction inputs.

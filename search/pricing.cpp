@@ -121,12 +121,11 @@ std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, c
       r.action = Action::kept;
       std::set<int> reader_groups;
       for (NodeId x : g.consumers(p)) reader_groups.insert(home[x]);
-      if (merged.regs_per_thread > d.max_regs_per_thread) {
+      if (FusionDecision res = check_resources(merged, d, "merging '" + r.producer + "' and '" + r.consumer + "'");
+          !res.ok()) {
         r.action = Action::blocked;
-        r.blocker = Blocker::register_pressure;
-        r.reason = "merging '" + r.producer + "' and '" + r.consumer + "' needs ~" +
-                   std::to_string(merged.regs_per_thread) + " registers per thread (limit " +
-                   std::to_string(d.max_regs_per_thread) + ")";
+        r.blocker = res.blocker;
+        r.reason = res.reason;
       } else if (reader_groups.size() > 1) {
         r.blocker = Blocker::multi_consumer;
         r.reason = "'" + r.producer + "' feeds " + std::to_string(reader_groups.size()) +

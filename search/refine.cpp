@@ -63,7 +63,7 @@ int refine_pass(WorkState& ws, const SearchOptions& o) {
           if (!dec.ok()) continue;
           const int ids[2] = {x, s};
           GroupCost m = ws.cost_of_merge(ids);
-          if (m.regs_per_thread > d.max_regs_per_thread) continue;
+          if (!check_resources(m, d, "merge").ok()) continue;
           const double gain = before + ws.cost_of(x).predicted_us - rest - m.predicted_us;
           if (gain > best_gain) best_gain = gain, best_target = x;
         }

@@ -65,6 +65,12 @@ class InductorScheduler {
       const int p = ws_.home(n);
       const auto users = ws_.consumer_groups(p);
       if (users.empty()) continue;
+      bool legal = true;  // the kernels that would inline n must accept it
+      for (int u : users)
+        legal = legal && (users.size() == 1 ? can_merge_vertical(g_, ws_.nodes(p), ws_.nodes(u), d_)
+                                            : can_duplicate(g_, ws_.nodes(p), ws_.nodes(u), d_))
+                             .ok();
+      if (!legal) continue;  // realized after all: its own kernel
       if (users.size() == 1) ws_.merge(users[0], p);
       else ws_.duplicate(p, users);
     }

@@ -1,0 +1,200 @@
+// One focused test per blocker code: the decision a legality predicate or the
+// plan's decision log gives, on small inline graphs (ONNX text syntax).
+#include <gtest/gtest.h>
+
+#include "costmodel/device.h"
+#include "graph/import.h"
+#include "search/legality.h"
+#include "search/pricing.h"
+#include "search/strategy.h"
+
+namespace fuseplan {
+namespace {
+
+Graph text(const std::string& body, ImportOptions o = {}) {
+  return import_onnx_text("<ir_version: 8, opset_import: [\"\" : 17]>\n" + body, o, "t");
+}
+
+const DeviceSpec& h100() {
+  static DeviceSpec d = load_device("h100-sxm");
+  return d;
+}
+
+std::vector<NodeId> ids(const Graph& g, std::initializer_list<const char*> names) {
+  std::vector<NodeId> v;
+  for (auto n : names) v.push_back(g.at(n));
+  return v;
+}
+
+const DecisionRecord* find(const Plan& p, const std::string& prod, const std::string& cons) {
+  for (const auto& r : p.decisions)
+    if (r.producer == prod && r.consumer == cons) return &r;
+  return nullptr;
+}
+
+TEST(Blockers, LayoutMismatchForATransposeMovingTheFastestAxis) {
+  Graph g = text("t (float[64, 32] x) => (float[32, 64] y) { r = Relu(x)\n y = Transpose<perm = [1, 0]>(r) }");
+  auto d = can_fuse_edge(g, g.at("r"), g.at("y"));
+  EXPECT_FALSE(d.ok());
+  EXPECT_EQ(d.blocker, Blocker::layout_mismatch);
+  EXPECT_NE(d.reason.find("'y'"), std::string::npos);
+}
+
+TEST(Blockers, IndirectAccessOnGatherDataButNotOnItsIndex) {
+  Graph g = text(
+      "t (float[100, 8] table, int64[16] idx) => (float[16, 8] y) { act = Relu(table)\n one = Constant<value = "
+      "int64 {1}>()\n i1 = Add(idx, one)\n y = Gather<axis = 0>(act, i1) }");
+  EXPECT_EQ(can_fuse_edge(g, g.at("act"), g.at("y")).blocker, Blocker::indirect_access);
+  EXPECT_TRUE(can_fuse_edge(g, g.at("i1"), g.at("y")).ok());
+}
+
+TEST(Blockers, ReadersOfAScatterNeverShareItsKernel) {
+  Graph g = text(
+      "t (float[8, 4] data, int64[2, 1] idx, float[2, 4] upd) => (float[8, 4] y) { s = ScatterND(data, idx, upd)\n"
+      " y = Relu(s) }");
+  auto d = can_fuse_edge(g, g.at("s"), g.at("y"));
+  EXPECT_FALSE(d.ok());
+  EXPECT_EQ(d.blocker, Blocker::indirect_access);
+}
+
+TEST(Blockers, ScanRecurrenceOnCumSum) {
+  Graph g = text(
+      "t (float[64, 32] x) => (float[64, 32] y) { e = Exp(x)\n ax = Constant<value = int64 {1}>()\n y = CumSum(e, ax) }");
+  EXPECT_EQ(can_fuse_edge(g, g.at("e"), g.at("y")).blocker, Blocker::scan_recurrence);
+}
+
+TEST(Blockers, GraphOutputIsFusedButItsWriteStays) {
+  Graph g = text("t (float[64, 32] x) => (float[64, 32] t, float[64, 32] y) { t = Relu(x)\n y = Exp(t) }");
+  Plan p = search(g, h100(), "cost");
+  const auto* r = find(p, "t", "y");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->action, Action::fused);
+  EXPECT_EQ(r->blocker, Blocker::graph_output);
+  EXPECT_EQ(p.totals.kernels, 1);
+}
+
+TEST(Blockers, MultiConsumerProducerIsDuplicatedWhenCheap) {
+  Graph g = text(
+      "t (float[256, 128] x, float[128] b) => (float[1, 128] c, float[256, 1] r) { p = Add(x, b)\n"
+      " a0 = Constant<value = int64[1] {0}>()\n a1 = Constant<value = int64[1] {1}>()\n"
+      " c = ReduceSum<keepdims = 1>(p, a0)\n r = ReduceSum<keepdims = 1>(p, a1) }");
+  Plan p = search(g, h100(), "cost");
+  int dup = 0, fused = 0;
+  for (const auto& r : p.decisions)
+    if (r.producer == "p") {
+      if (r.action == Action::duplicated) EXPECT_EQ(r.blocker, Blocker::multi_consumer);
+      dup += r.action == Action::duplicated;
+      fused += r.action == Action::fused;
+    }
+  EXPECT_EQ(dup, 1);  // homed with one reduction, recomputed in the other
+  EXPECT_EQ(fused, 1);
+  EXPECT_EQ(p.totals.kernels, 2);
+}
+
+TEST(Blockers, ControlFlowOnIf) {
+  Graph g = text(
+      "t (bool cond, float[8, 4] x) => (float[8, 4] y) { b = If(cond) <then_branch = g1 () => (float[8, 4] o1) { o1 "
+      "= Relu(x) }, else_branch = g2 () => (float[8, 4] o2) { o2 = Sigmoid(x) }>\n y = Exp(b) }");
+  EXPECT_EQ(can_fuse_edge(g, g.at("b"), g.at("y")).blocker, Blocker::control_flow);
+}
+
+TEST(Blockers, GraphBreakOnAnUnknownOp) {
+  Graph g = text("t (float[8, 4] x) => (float[8, 4] y) { a = Relu(x)\n b = MysteryOp(a)\n y = Exp(b) }");
+  EXPECT_EQ(can_fuse_edge(g, g.at("a"), g.at("b")).blocker, Blocker::graph_break);
+  EXPECT_FALSE(g.warnings.empty());
+}
+
+TEST(Blockers, ReductionBarrierWhenTheRowFitsNoBlock) {
+  ImportOptions o;
+  o.dims = {{"N", 16}, {"C", 1048576}};
+  Graph g = text("t (float[N, C] x) => (float[N, C] y) { y = Softmax<axis = -1>(x) }", o);
+  // max -> sub broadcasts a reduced 4 MiB row back: no block holds it.
+  auto d = can_merge_vertical(g, ids(g, {"y/max"}), ids(g, {"y/sub"}), h100());
+  EXPECT_EQ(d.blocker, Blocker::reduction_barrier);
+}
+
+TEST(Blockers, ReductionBarrierForAReductionEpilogueOfAContraction) {
+  Graph g = text(
+      "t (float[64, 32] a, float[32, 16] b) => (float[64, 1] y) { m = MatMul(a, b)\n ax = Constant<value = int64[1] "
+      "{1}>()\n y = ReduceSum<keepdims = 1>(m, ax) }");
+  EXPECT_EQ(can_merge_vertical(g, ids(g, {"m"}), ids(g, {"y"}), h100()).blocker, Blocker::reduction_barrier);
+}
+
+TEST(Blockers, CycleThroughAThirdKernel) {
+  // a -> t1 -> t2 -> y and a -> y: merging {a} with {y} while the transposes
+  // stay apart would make the kernels depend on each other.
+  Graph g = text(
+      "t (float[64, 32] x) => (float[64, 32] y) { a = Exp(x)\n t1 = Transpose<perm = [1, 0]>(a)\n t2 = "
+      "Transpose<perm = [1, 0]>(t1)\n y = Add(a, t2) }");
+  auto d = can_merge_vertical(g, ids(g, {"a"}), ids(g, {"y"}), h100());
+  EXPECT_EQ(d.blocker, Blocker::cycle);
+}
+
+TEST(Blockers, IterationSpaceWhenAConsumerBroadcastsAContraction) {
+  Graph g = text(
+      "t (float[1, 32] a, float[32, 16] b, float[64, 16] z) => (float[64, 16] y) { m = MatMul(a, b)\n y = Add(m, z) }");
+  EXPECT_EQ(can_merge_vertical(g, ids(g, {"m"}), ids(g, {"y"}), h100()).blocker, Blocker::iteration_space);
+}
+
+TEST(Blockers, IterationSpaceForHorizontalGroupsOfDifferentLargeShapes) {
+  Graph g = text(
+      "t (float[2048, 1024] x, float[4096, 1024] z) => (float[2048, 1024] a, float[4096, 1024] b) { a = Relu(x)\n b "
+      "= Relu(z) }");
+  EXPECT_EQ(can_merge_horizontal(g, ids(g, {"a"}), ids(g, {"b"}), true).blocker, Blocker::iteration_space);
+}
+
+TEST(Blockers, RegisterPressureForAHorizontalGroupOfManyBranches) {
+  std::string sig = "t (", outs, body;
+  for (int i = 0; i < 64; ++i) {
+    sig += std::string(i ? ", " : "") + "float[4096] x" + std::to_string(i);
+    outs += std::string(i ? ", " : "") + "float[4096] y" + std::to_string(i);
+    body += " y" + std::to_string(i) + " = Sigmoid(x" + std::to_string(i) + ")\n";
+  }
+  Graph g = text(sig + ") => (" + outs + ") {\n" + body + "}");
+  std::vector<NodeId> all;
+  for (int i = 0; i < 64; ++i) all.push_back(g.at("y" + std::to_string(i)));
+  const GroupCost c = price_set(g, h100(), all);
+  EXPECT_EQ(check_resources(c, h100(), "64 branches").blocker, Blocker::register_pressure);
+  // ... which is why the cost strategy launches them as a few horizontal kernels, not one.
+  Plan p = search(g, h100(), "cost");
+  EXPECT_GT(p.totals.kernels, 1);
+  EXPECT_LE(p.totals.kernels, 4);
+}
+
+TEST(Blockers, SharedMemoryForTwoResidentRowsInOneBlock) {
+  ImportOptions o;
+  o.dims = {{"N", 16}, {"C", 32768}};  // 128 KiB rows: each fits a block's shared memory, two do not
+  Graph g = text(
+      "t (float[N, C] x, float[N, C] z) => (float[N, C] a, float[N, C] b) { a = Softmax<axis = -1>(x)\n b = "
+      "Softmax<axis = -1>(z) }",
+      o);
+  std::vector<NodeId> sa, sb;
+  for (NodeId n = 0; n < g.size(); ++n) {
+    if (g.node(n).origin == "a" && g.node(n).op_class != OpClass::source) sa.push_back(n);
+    if (g.node(n).origin == "b" && g.node(n).op_class != OpClass::source) sb.push_back(n);
+  }
+  EXPECT_TRUE(fits_row_resident(32768 * 4, h100()));
+  EXPECT_EQ(can_merge_horizontal(g, sa, sb, true, &h100()).blocker, Blocker::shared_memory);
+}
+
+TEST(Blockers, UnprofitableWhenAPrologueWouldBeRecomputedPerTile) {
+  // Exp fused into the GEMM's A operand is recomputed once per output tile
+  // column (N/128 = 64 times): more FLOPs than the saved round trip is worth.
+  Graph g = text(
+      "t (float[4096, 4096] a, float[4096, 8192] b) => (float[4096, 8192] y) { e = Exp(a)\n y = MatMul(e, b) }");
+  Plan p = search(g, h100(), "cost");
+  const auto* r = find(p, "e", "y");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->action, Action::kept);
+  EXPECT_EQ(r->blocker, Blocker::unprofitable);
+  EXPECT_LT(r->delta_us, 0);
+}
+
+TEST(Blockers, EveryCodeHasAName) {
+  for (int b = 0; b <= static_cast<int>(Blocker::unprofitable); ++b)
+    EXPECT_EQ(blocker_from_string(to_string(static_cast<Blocker>(b))), static_cast<Blocker>(b));
+  EXPECT_THROW(blocker_from_string("nope"), Error);
+}
+
+}  // namespace
+}  // namespace fuseplan

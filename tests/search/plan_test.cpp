@@ -1,0 +1,86 @@
+// Plans of every shared model load back and validate; identical inputs give
+// byte-identical JSON; malformed plans fail with one clear error.
+#include <gtest/gtest.h>
+
+#include "costmodel/device.h"
+#include "emit/plan_json.h"
+#include "graph/import.h"
+#include "search/strategy.h"
+#include "../shared_models.h"
+
+namespace fuseplan {
+namespace {
+
+const DeviceSpec& h100() {
+  static DeviceSpec d = load_device("h100-sxm");
+  return d;
+}
+
+std::string json_without_time(const Graph& g, Plan p) {
+  p.totals.search_ms = 0;
+  return plan_to_json(g, p);
+}
+
+class SharedModelPlan : public ::testing::TestWithParam<std::tuple<std::string, int64_t>> {};
+
+TEST_P(SharedModelPlan, CostPlanLoadsBackIdentically) {
+  const auto& [file, batch] = GetParam();
+  ImportOptions o;
+  o.batch = batch;
+  o.dims = test::model_dims(file);
+  Graph g = import_model(test::shared_models_dir() + "/" + file, o);
+  Plan p = search(g, h100(), "cost");
+  EXPECT_LE(p.totals.kernels, search(g, h100(), "unfused").totals.kernels);
+  const std::string text = json_without_time(g, p);
+  Plan back = load_plan(text, g, h100());
+  EXPECT_EQ(json_without_time(g, back), text);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, SharedModelPlan,
+                         ::testing::Combine(::testing::ValuesIn(test::shared_model_files()),
+                                            ::testing::Values<int64_t>(1, 64)));
+
+TEST(PlanJson, SearchIsDeterministic) {
+  ImportOptions o;
+  o.batch = 8;
+  o.dims = {{"S", 128}};
+  Graph g = import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/bert_base_layer.onnxtxt", o);
+  EXPECT_EQ(json_without_time(g, search(g, h100(), "cost")), json_without_time(g, search(g, h100(), "cost")));
+}
+
+class BadPlan : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(BadPlan, FailsWithOneLineNamingTheProblem) {
+  Graph g = import_onnx_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\nt (float[8, 4] x) => (float[8, 4] y) { t = Relu(x)\n y = Exp(t) }",
+      {}, "t");
+  const auto& [text, needle] = GetParam();
+  try {
+    load_plan(text, g, h100());
+    FAIL() << "accepted: " << text;
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadPlan,
+    ::testing::Values(
+        std::make_pair("{", "not JSON"), std::make_pair("[]", "no 'schema'"),
+        std::make_pair(R"({"schema": "fuseplan.plan/0", "groups": []})", "schema"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1"})", "no 'groups'"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop", "nodes": ["t", "zz"]}]})",
+                       "no primitive named 'zz'"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop", "nodes": ["t"]}]})",
+                       "in no group"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "blob", "nodes": ["t", "y"]}]})",
+                       "blob"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop", "nodes": "t"}]})",
+                       "'nodes'"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop", "nodes": ["x", "t", "y"]}]})",
+                       "source")));
+
+}  // namespace
+}  // namespace fuseplan

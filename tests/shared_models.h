@@ -1,0 +1,40 @@
+// Dims each shared model needs beyond --batch (sequence lengths, image
+// sizes, past lengths), shared by every test that imports ../shared/models.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fuseplan::test {
+
+inline std::string shared_models_dir() { return std::string(FUSEPLAN_SHARED_DIR) + "/models/onnx"; }
+
+inline std::map<std::string, int64_t> model_dims(const std::string& file) {
+  if (file.find("roberta") != std::string::npos) return {{"seq_len", 128}};
+  if (file.find("t5-encoder") != std::string::npos || file.find("distilbert") != std::string::npos)
+    return {{"sequence", 128}};
+  if (file.find("gpt2-") != std::string::npos)
+    return {{"input1_dynamic_axes_2", 1}, {"input1_dynamic_axes_3", 128}};
+  if (file.find("fcn-resnet") != std::string::npos) return {{"height", 224}, {"width", 224}};
+  if (file.find("tiny-yolov3") != std::string::npos) return {{"input_1:2", 416}, {"input_1:3", 416}};
+  if (file.find("gpt2_tiny") != std::string::npos)
+    return {{"seq_len", 16}, {"past_seq_len", 16}, {"total_seq_len", 32}};
+  // [S,B,100] x Transpose -> [100,B,S] is only consistent when B == S == 100.
+  if (file.find("attention_head") != std::string::npos) return {{"sequence_len", 100}, {"batch", 100}};
+  return {};
+}
+
+/// File names of the shared .onnx models, sorted.
+inline std::vector<std::string> shared_model_files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(shared_models_dir()))
+    if (e.path().extension() == ".onnx") out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace fuseplan::test
