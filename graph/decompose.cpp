@@ -30,6 +30,7 @@ Shape keep_shape(const Shape& x, const std::vector<int64_t>& axes) {
 std::optional<std::vector<double>> values(const Tensor* t) {
   if (!t) return std::nullopt;
   int64_t n = t->type.numel();
+  if (n > 16 * kFoldLimit) return std::nullopt;  // per-channel vectors only; never expand a huge fill
   std::vector<double> v;
   if (t->k) {
     for (int64_t k = 0; k < n; ++k) v.push_back(t->k->fill ? *t->k->fill : t->k->at_f(k));
