@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common.h"
+#include "emit/cuda/cuda_backend.h"
 #include "emit/files.h"
 #include "emit/plan_json.h"
 #include "search/strategy.h"
@@ -20,6 +21,7 @@ struct SearchArgs {
   std::string plan;  // cost: an existing plan to price
   int max_group_size = 128;
   bool json = false;
+  bool measure_registers = false;
 };
 
 Plan finish(Plan p, const SearchArgs& a, const LoadedModel& m) {
@@ -27,6 +29,25 @@ Plan finish(Plan p, const SearchArgs& a, const LoadedModel& m) {
   p.model_sha256 = m.sha256;
   p.dims = a.model.dims();
   return p;
+}
+
+// Compiles every group of the plan with NVRTC (cached by source hash) and
+// reports measured registers/spills next to the cost model's estimate;
+// with -o the table is written next to the plan (<plan>.resources.json/.md).
+void measure_registers(const LoadedModel& m, const Plan& plan, const DeviceSpec& d, const std::string& output) {
+  cuda::NvrtcOptions o = cuda::nvrtc_options(d);
+  auto table = cuda::measure_plan(m.graph, plan, d, o);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : table)
+    rows.push_back({std::to_string(r.group_id), r.kind, std::to_string(r.launches.size()), std::to_string(r.regs_estimate),
+                    std::to_string(r.regs_measured()), fmt(r.spill_estimate_bytes, 0),
+                    std::to_string(r.spill_bytes_measured())});
+  std::cout << format_table({"group", "kind", "kernels", "regs_est", "regs_nvrtc", "spill_est_B", "spill_nvrtc_B"}, rows);
+  if (output.empty()) return;
+  std::string stem = output.size() > 5 && output.ends_with(".json") ? output.substr(0, output.size() - 5) : output;
+  write_file_atomic(stem + ".resources.json", cuda::resources_json(table, d, o));
+  write_file_atomic(stem + ".resources.md", cuda::resources_markdown(table, d, o));
+  std::cout << "wrote " << stem << ".resources.json, " << stem << ".resources.md\n";
 }
 
 void run_search(const SearchArgs& a) {
@@ -43,6 +64,7 @@ void run_search(const SearchArgs& a) {
             << fmt(base.totals.predicted_us) << " us, " << fmt(base.totals.predicted_us / plan.totals.predicted_us)
             << "x), search " << fmt(plan.totals.search_ms, 1) << " ms\n";
   if (!a.output.empty()) std::cout << "wrote " << a.output << "\n";
+  if (a.measure_registers) measure_registers(m, plan, d, a.output);
 }
 
 void run_cost(const SearchArgs& a) {
@@ -81,6 +103,8 @@ void add_search(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "fusion strategy")->capture_default_str();
   cmd->add_option("--max-group-size", a->max_group_size, "primitives per kernel at most")->capture_default_str();
   cmd->add_option("-o,--output", a->output, "plan JSON to write (atomically)");
+  cmd->add_flag("--measure-registers", a->measure_registers,
+                "compile every group with NVRTC for the device arch and report measured registers/spills");
   cmd->callback([a] { run_search(*a); });
 }
 

@@ -46,5 +46,7 @@ void add_cost(CLI::App& app);
 void add_search(CLI::App& app);
 void add_explain(CLI::App& app);
 void add_compare(CLI::App& app);
+void add_emit(CLI::App& app);
+void add_run(CLI::App& app);
 
 }  // namespace fuseplan::cli

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   fuseplan::cli::add_search(app);
   fuseplan::cli::add_explain(app);
   fuseplan::cli::add_compare(app);
+  fuseplan::cli::add_emit(app);
+  fuseplan::cli::add_run(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,92 @@
+// fuseplan emit plan.json MODEL --backend cuda|cpu -o DIR: kernel sources of
+// a plan. CUDA: one .cu per group, its CUBIN (NVRTC, for the plan's device
+// arch unless --device says otherwise) and the resource table
+// (resources.json + resources.md: estimated vs measured registers/spills).
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/common.h"
+#include "emit/cpu/cpu_backend.h"
+#include "emit/cuda/cuda_backend.h"
+#include "emit/files.h"
+#include "emit/plan_json.h"
+
+namespace fuseplan::cli {
+
+namespace {
+struct EmitArgs {
+  std::string plan;
+  ModelArgs model;
+  std::string backend = "cuda";
+  std::string device;  // default: the plan's device
+  std::string output;
+  bool allow_fma = false;
+  bool no_compile = false;
+};
+
+std::string plan_device(const std::string& plan_path) {
+  try {
+    auto j = nlohmann::json::parse(read_file(plan_path));
+    return j.value("device", "");
+  } catch (const nlohmann::json::exception&) {
+    throw Error("malformed plan '" + plan_path + "': not JSON");
+  }
+}
+
+void run_emit(const EmitArgs& a) {
+  namespace fs = std::filesystem;
+  if (a.backend != "cuda" && a.backend != "cpu") throw Error("--backend must be cuda or cpu, got '" + a.backend + "'");
+  LoadedModel m = load_model(a.model);
+  std::string dev = a.device.empty() ? plan_device(a.plan) : a.device;
+  if (dev.empty()) throw Error("plan '" + a.plan + "' names no device; pass --device");
+  const DeviceSpec d = load_device(dev);
+  Plan plan = load_plan(read_file(a.plan), m.graph, d, m.sha256, a.model.dims());
+  std::error_code ec;
+  fs::create_directories(a.output, ec);
+  if (ec) throw Error("cannot create '" + a.output + "': " + ec.message());
+  if (a.backend == "cpu") {
+    std::string path = (fs::path(a.output) / "plan.cpp").string();
+    write_file_atomic(path, cpu::plan_source(m.graph, plan));
+    std::cout << "wrote " << path << "\n";
+    return;
+  }
+  auto srcs = cuda::plan_sources(m.graph, plan, d);
+  for (const auto& s : srcs)
+    write_file_atomic((fs::path(a.output) / ("group_" + std::to_string(s.group_id) + ".cu")).string(), s.source);
+  std::cout << "wrote " << srcs.size() << " CUDA sources to " << a.output << "\n";
+  if (a.no_compile) return;
+  cuda::NvrtcOptions o = cuda::nvrtc_options(d, a.allow_fma);
+  std::vector<std::string> cubins;
+  auto table = cuda::measure_plan(m.graph, plan, d, o, &cubins);
+  for (std::size_t i = 0; i < cubins.size(); ++i)
+    write_file_atomic((fs::path(a.output) / ("group_" + std::to_string(i) + ".cubin")).string(), cubins[i]);
+  write_file_atomic((fs::path(a.output) / "resources.json").string(), cuda::resources_json(table, d, o));
+  std::string md = cuda::resources_markdown(table, d, o);
+  write_file_atomic((fs::path(a.output) / "resources.md").string(), md);
+  int spilling = 0, regs = 0;
+  for (const auto& r : table) {
+    spilling += r.spill_bytes_measured() > 0;
+    regs = std::max(regs, r.regs_measured());
+  }
+  std::cout << "compiled " << cubins.size() << " groups for " << o.arch << " (NVRTC " << cuda::nvrtc_version()
+            << "): max " << regs << " registers/thread, " << spilling << " groups spill; wrote resources.json, "
+            << "resources.md\n";
+}
+}  // namespace
+
+void add_emit(CLI::App& app) {
+  auto a = std::make_shared<EmitArgs>();
+  auto* cmd = app.add_subcommand("emit", "write the kernels of a plan (CUDA: .cu, .cubin, resource table)");
+  cmd->add_option("plan", a->plan, "plan JSON (from fuseplan search)")->required();
+  a->model.add_to(cmd);
+  cmd->add_option("--backend", a->backend, "cuda or cpu")->capture_default_str();
+  cmd->add_option("--device", a->device, "device (default: the plan's)");
+  cmd->add_option("-o,--output", a->output, "output directory")->required();
+  cmd->add_flag("--allow-fma", a->allow_fma, "let NVRTC contract multiply-add (-fmad=true); changes rounding");
+  cmd->add_flag("--no-compile", a->no_compile, "write the .cu sources only (no NVRTC)");
+  cmd->callback([a] { run_emit(*a); });
+}
+
+}  // namespace fuseplan::cli
