@@ -86,6 +86,8 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
         ptrs[m] = bufs[m].data.data();
       }
 
+  if (opts.threads > 0)
+    reinterpret_cast<void (*)(int)>(lib->kernel("fp_set_num_threads"))(opts.threads);
   std::vector<cpu::KernelLibrary::KernelFn> fns;
   for (std::size_t i = 0; i < plan.groups.size(); ++i) fns.push_back(lib->kernel("fp_group_" + std::to_string(i)));
   for (int w = 0; w < std::max(opts.warmup, 1); ++w)

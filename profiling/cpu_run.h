@@ -17,6 +17,7 @@ struct RunOptions {
   int repeat = 5;        // K: timed repetitions of the whole plan (median per group)
   int warmup = 1;        // untimed runs first (the first also faults pages in)
   std::string inputs;    // --inputs: a directory of NAME.npy or NAME=FILE.npy,...; "" = seeded random
+  int threads = 0;        // OpenMP threads for the kernels; 0 = the OpenMP default (OMP_NUM_THREADS)
   bool keep_source = false;  // copy the generated C++ into RunResult::kernel_source
 };
 

@@ -130,7 +130,9 @@ std::unique_ptr<KernelLibrary> compile_and_load(const std::string& source) {
     }
     fs::rename(tmp_so, so);  // atomic: concurrent runs never load a half-written object
   }
-  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: the library pulls in libgomp, whose idle pool threads outlive
+  // a parallel region; unloading it under them crashes the next run.
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!h) throw Error(std::string("cannot load generated kernels: ") + dlerror());
   return std::make_unique<KernelLibrary>(h, so.string(), src.string(), hit, ms);
 }

@@ -427,6 +427,8 @@ std::string print_cpp(const Graph& g, const std::vector<KernelPlan>& kernels, st
   os << "// fuseplan CPU kernels: " << comment_escape(title) << "\n";
   os << "// Generated code; identifiers are generated, model names appear only in comments.\n";
   os << kRuntimeText << "\n";
+  os << "#ifdef _OPENMP\n#include <omp.h>\n#endif\n";
+  os << "extern \"C\" void fp_set_num_threads(int n) {\n#ifdef _OPENMP\n  if (n > 0) omp_set_num_threads(n);\n#endif\n}\n\n";
   for (const KernelPlan& kp : kernels) KernelPrinter(g, kp, os).print();
   return os.str();
 }

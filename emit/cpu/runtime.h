@@ -126,15 +126,17 @@ inline int64_t resize_nearest(int64_t o, float scale, int64_t in_n, int64_t out_
 inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, int64_t sak, const float* B,
                  int64_t sbk, int64_t sbn, float* C, int64_t ldc) {
   constexpr int64_t NB = 64, MB = 4;
-  std::vector<float> panel(size_t(K * NB > 0 ? K * NB : 1));
-  for (int64_t j0 = 0; j0 < N; j0 += NB) {
-    int64_t nb = std::min(NB, N - j0);
+  int64_t nblocks = (N + NB - 1) / NB;
+#ifdef _OPENMP
+  // Column blocks are independent: one parallel region per call (few
+  // barriers), each thread packing its own panel; every element's order stays.
+  _Pragma("omp parallel for schedule(static) if (nblocks > 1 && M * K * N >= 262144)")
+#endif
+  for (int64_t jb = 0; jb < nblocks; ++jb) {
+    int64_t j0 = jb * NB, nb = std::min(NB, N - j0);
+    std::vector<float> panel(size_t(K * NB > 0 ? K * NB : 1));
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < nb; ++j) panel[size_t(k * NB + j)] = B[k * sbk + (j0 + j) * sbn];
-#ifdef _OPENMP
-    // Rows are independent: splitting them across threads keeps every element's order.
-    _Pragma("omp parallel for schedule(static) if (M * K * nb >= 262144)")
-#endif
     for (int64_t i0 = 0; i0 < M; i0 += MB) {
       int64_t mb = std::min(MB, M - i0);
       float acc[MB][NB];
