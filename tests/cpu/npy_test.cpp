@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
 
 #include "profiling/tensor_data.h"
@@ -83,6 +84,24 @@ TEST(Npy, BadFilesGiveOneLineErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace fuseplan
+
+#include "profiling/cpu_run.h"
+
+namespace fuseplan {
+namespace {
+
+TEST(Verify, UlpDistanceCountsRepresentableSteps) {
+  EXPECT_EQ(ulp_distance(1.0f, 1.0f), 0);
+  EXPECT_EQ(ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)), 1);
+  EXPECT_EQ(ulp_distance(-1.0f, std::nextafter(-1.0f, -2.0f)), 1);
+  EXPECT_EQ(ulp_distance(std::nextafter(0.0f, 1.0f), std::nextafter(0.0f, -1.0f)), 2);
+  RunResult r;
+  r.outputs.push_back({"y", false, 3, 2, 17, 0.25, 0.5});
+  EXPECT_EQ(verify_message(r), "output 'y': 3 elements differ, max 2 ULP; first at index 17: got 0.25, reference 0.5");
 }
 
 }  // namespace
