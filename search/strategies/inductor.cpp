@@ -65,9 +65,9 @@ class InductorScheduler {
       const int p = ws_.home(n);
       const auto users = ws_.consumer_groups(p);
       if (users.empty()) continue;
-      bool legal = true;  // the kernels that would inline n must accept it
+      bool legal = true;  // the kernels that would inline n must accept it, within the size cap
       for (int u : users)
-        legal = legal && (users.size() == 1 ? can_merge_vertical(g_, ws_.nodes(p), ws_.nodes(u), d_)
+        legal = legal && ws_.nodes(u).size() + ws_.nodes(p).size() <= kMaxFusionSize && (users.size() == 1 ? can_merge_vertical(g_, ws_.nodes(p), ws_.nodes(u), d_)
                                             : can_duplicate(g_, ws_.nodes(p), ws_.nodes(u), d_))
                              .ok();
       if (!legal) continue;  // realized after all: its own kernel

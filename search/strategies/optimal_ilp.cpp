@@ -65,6 +65,22 @@ void RegionIlp::solve(double time_limit_s) {
       rlb.push_back(-inf);
       rub.push_back(0.0);
     }
+  // Nobody may read an unwritten output from memory: a column needing (n, c)
+  // excludes every column that holds c without n.
+  for (int j = 0; j < ncol; ++j)
+    for (auto [n, c] : cols_[j].needs) {
+      CoinPackedVector row;
+      double readers = 0;
+      for (int k : holders[c]) {
+        const auto& ks = cols_[k].nodes;
+        if (std::find(ks.begin(), ks.end(), n) == ks.end()) row.insert(k, 1.0), readers += 1;
+      }
+      if (readers == 0) continue;
+      row.insert(j, readers);
+      m.appendRow(row);
+      rlb.push_back(-inf);
+      rub.push_back(readers);
+    }
   for (const auto& cut : cuts_) {  // lazy cycle cuts
     CoinPackedVector row;
     for (std::size_t j : cut) row.insert(static_cast<int>(j), 1.0);
