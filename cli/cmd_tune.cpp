@@ -1,0 +1,148 @@
+// fuseplan tune MODEL --device D --batch 1,8,64 [--measure] [--strategy S]
+//               [--dim N=V] [--rounds R] [--repeat K] -o DIR
+// Per-batch-size autotuning (profiling/tune.h, docs/tune.md). Progress goes
+// to stderr: a bar when stderr is a terminal, log lines otherwise. SIGINT
+// stops after the batch in flight is dropped; the finished ones stay.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/common.h"
+#include "emit/files.h"
+#include "profiling/tune.h"
+
+namespace fuseplan::cli {
+
+namespace {
+struct TuneArgs {
+  ModelArgs model;
+  std::string device = "host-cpu";
+  std::vector<int64_t> batches;
+  std::string output;
+  TuneOptions opts;
+  bool no_peers = false;
+  bool no_svg = false;
+};
+
+std::atomic<bool> g_stop{false};
+
+void on_sigint(int) {
+  if (g_stop.exchange(true)) {  // second ^C: stop now
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+}
+
+std::string clock_str(double s) {
+  const int t = static_cast<int>(s + 0.5);
+  return std::to_string(t / 60) + ":" + (t % 60 < 10 ? "0" : "") + std::to_string(t % 60);
+}
+
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : tty_(::isatty(2)), start_(std::chrono::steady_clock::now()) {}
+  void operator()(const TuneEvent& e) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::string where = e.phase == "done" ? "done"
+                                          : "batch " + std::to_string(e.batch) + " (" + std::to_string(e.batch_index + 1) +
+                                                "/" + std::to_string(e.batch_count) + ")" +
+                                                (e.rounds && e.round ? " round " + std::to_string(e.round) + "/" +
+                                                                           std::to_string(e.rounds)
+                                                                     : "") +
+                                                " " + e.phase;
+    std::string eta = e.fraction > 0.02 && e.fraction < 1 ? " ETA " + clock_str(elapsed / e.fraction * (1 - e.fraction)) : "";
+    if (!tty_) {
+      std::cerr << "tune: [" << clock_str(elapsed) << "] " << where << (e.detail.empty() ? "" : ": " + e.detail) << "\n";
+      return;
+    }
+    const int width = 24, filled = static_cast<int>(e.fraction * width + 0.5);
+    std::string line = "[" + std::string(filled, '#') + std::string(width - filled, '-') + "] " +
+                       std::to_string(static_cast<int>(e.fraction * 100)) + "% " + where + eta +
+                       (e.detail.empty() ? "" : "  " + e.detail);
+    if (line.size() > 118) line = line.substr(0, 118);
+    std::cerr << "\r\033[K" << line << (e.phase == "done" ? "\n" : "") << std::flush;
+  }
+  void finish() {
+    if (tty_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+void run_tune(TuneArgs& a) {
+  if (a.model.batch != 0) throw Error("tune: give batch sizes as --batch 1,8,64 (a list)");
+  TuneModel model{a.model.path, a.model.import_options().dims, ""};
+  model.sha256 = sha256_hex(read_file(model.path));
+  const DeviceSpec d = load_device(a.device);
+  a.opts.batches = a.batches;
+  a.opts.peers = !a.no_peers;
+  a.opts.render_svg = !a.no_svg;
+  ProgressPrinter printer;
+  struct sigaction sa {}, old {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &old);
+  TuneResult r;
+  try {
+    r = tune(model, d, a.opts, a.output, [&](const TuneEvent& e) { printer(e); }, [] { return g_stop.load(); });
+  } catch (...) {
+    printer.finish();
+    ::sigaction(SIGINT, &old, nullptr);
+    throw;
+  }
+  printer.finish();
+  ::sigaction(SIGINT, &old, nullptr);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& b : r.batches) {
+    const BatchReport rep = batch_report(b, a.opts.strategy);
+    const PlanRow* unfused = nullptr;
+    for (const auto& p : rep.peers)
+      if (p.label == "unfused") unfused = &p;
+    const bool meas = b.measured && unfused && unfused->measured_us > 0;
+    rows.push_back({std::to_string(b.batch), std::to_string(b.plan.totals.kernels), fmt_bytes(b.plan.totals.bytes),
+                    fmt(b.plan.totals.predicted_us, 1), b.measured ? fmt(b.run.measured_us, 1) : "-",
+                    unfused ? fmt(unfused->predicted_us / b.plan.totals.predicted_us) + "x" : "-",
+                    meas ? fmt(unfused->measured_us / b.run.measured_us) + "x" : "-", std::to_string(b.rounds),
+                    plan_file_name(b.batch)});
+  }
+  std::cout << "tune " << a.model.path << " on " << d.name << " (strategy " << a.opts.strategy
+            << (a.opts.measure ? ", measured" : ", predicted only") << ")\n"
+            << format_table({"batch", "kernels", "bytes", "predicted_us", "measured_us", "vs unfused (pred)",
+                             "vs unfused (meas)", "rounds", "plan"},
+                            rows);
+  if (!r.batches.empty() && !r.batches.back().note.empty()) std::cout << "calibration: " << r.batches.back().note << "\n";
+  std::cout << "wrote " << r.files.size() << " files to " << a.output << " (summary.md, diff.md, dispatch.json)\n";
+  if (r.interrupted) {
+    std::cerr << "fuseplan: interrupted: results complete for " << r.batches.size() << " of " << a.batches.size()
+              << " batch sizes\n";
+    std::exit(130);
+  }
+}
+}  // namespace
+
+void add_tune(CLI::App& app) {
+  auto a = std::make_shared<TuneArgs>();
+  auto* cmd = app.add_subcommand("tune", "tune a model per batch size: search, measure, recalibrate; plans, dispatch, reports");
+  cmd->add_option("model", a->model.path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
+  cmd->add_option("--batch", a->batches, "batch sizes, comma separated")->delimiter(',')->required();
+  cmd->add_option("--dim", a->model.dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable)");
+  cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
+  cmd->add_option("--strategy", a->opts.strategy, "strategy to tune")->capture_default_str();
+  cmd->add_flag("--measure", a->opts.measure, "run every candidate plan on the CPU backend, recalibrate, search again");
+  cmd->add_option("--rounds", a->opts.rounds, "measured rounds per batch size at most")->capture_default_str();
+  cmd->add_option("--repeat", a->opts.run.repeat, "timed repetitions per measurement (median)")->capture_default_str();
+  cmd->add_option("--peer-time-limit", a->opts.peer_time_limit_s, "seconds for exact peer strategies (optimal)")
+      ->capture_default_str();
+  cmd->add_flag("--no-peers", a->no_peers, "skip the peer strategies in summary.md");
+  cmd->add_flag("--no-svg", a->no_svg, "write DOT only (no `dot -Tsvg`)");
+  cmd->add_option("-o,--output", a->output, "output directory")->required();
+  cmd->callback([a] { run_tune(*a); });
+}
+
+}  // namespace fuseplan::cli

@@ -1,0 +1,33 @@
+#include "profiling/tune_calibrate.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace fuseplan {
+
+void add_calibration_samples(const Graph& g, const Plan& plan, const RunResult& run, const DeviceSpec& d,
+                             const std::string& tag, std::vector<CalibrationSample>& samples) {
+  for (const auto& gt : run.groups) {
+    if (gt.group < 0 || static_cast<std::size_t>(gt.group) >= plan.groups.size() || gt.measured_us <= 0) continue;
+    samples.push_back({cost_features(g, plan.groups[gt.group], d), gt.measured_us,
+                       tag + "#g" + std::to_string(gt.group)});
+  }
+}
+
+Recalibration recalibrate(const DeviceSpec& prior, const std::vector<CalibrationSample>& samples) {
+  Recalibration r{prior, false, ""};
+  try {
+    CalibrationResult c = calibrate(prior, samples);
+    r.device = c.device;
+    r.fitted = true;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "recalibrated on %d groups (rms relative residual %.1f%%)", c.measurements,
+                  100 * c.rms_relative_residual);
+    r.note = buf;
+  } catch (const Error& e) {
+    r.note = std::string("recalibration refused, prior kept: ") + e.what();
+  }
+  return r;
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,22 @@
+// Files of a tune run (docs/tune.md): per batch size the plan JSON, its DOT
+// and SVG and the Chrome trace of the measured kernels; for the run the
+// summary, the diff and the dispatch table. All written atomically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "profiling/tune.h"
+
+namespace fuseplan {
+
+/// plan-b<B>.json, plan-b<B>.dot, plan-b<B>.svg (when rendering and `dot`
+/// is present), trace-b<B>.json (when measured). Returns the paths written.
+std::vector<std::string> write_batch_files(const std::string& dir, const BatchTune& b, bool render_svg);
+
+/// summary.md, diff.md, dispatch.json over the finished batch sizes (and
+/// device-calibrated.json when the device was calibrated). Returns the paths.
+std::vector<std::string> write_run_reports(const std::string& dir, const TuneModel& model, const TuneOptions& opts,
+                                           const std::vector<BatchTune>& done);
+
+}  // namespace fuseplan

@@ -1,0 +1,113 @@
+// A decision that flips with batch size, and the diff that reports it.
+//
+// Mechanism: y = x[N,4096] + erf(tanh(s[4096])). The producer chain on s is
+// a broadcast: fused into y's kernel it is recomputed for every one of the
+// N rows, so its FLOPs grow with N while the unfused chain computes it once.
+// At N = 1 the recomputation is free against the 36 µs kernel launch that
+// fusing saves: t2 -> y is fused. At N = 64 the working set (1 MiB) still
+// sits in L2, so the fused kernel is compute-bound and 64 recomputations of
+// the chain cost more than the launch plus the 16 KiB round trip of t2:
+// t2 -> y is kept (unprofitable, negative delta_us). The device is pinned
+// here (the host-cpu figures of 2026-11-29) so a re-probe cannot move it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "emit/files.h"
+#include "emit/plan_json.h"
+#include "emit/report_md.h"
+#include "graph/import.h"
+#include "profiling/tune.h"
+#include "profiling/tune_dispatch.h"
+#include "tune_util.h"
+
+namespace fuseplan {
+namespace {
+
+const char* kBroadcastChain = R"(<ir_version: 8, opset_import: ["" : 17]>
+flip (float[N, 4096] x, float[4096] s) => (float[N, 4096] y) {
+  t1 = Tanh(s)
+  t2 = Erf(t1)
+  y = Add(x, t2)
+})";
+
+// A CPU device with fixed figures: 2 cores, 84 GFLOP/s FP32, L1/L2/L3/DRAM
+// triad bandwidths 220/94/7.4/4.0 GB/s, 36 µs dispatch (host-cpu, measured by
+// fuseplan probe on 2026-11-29).
+DeviceSpec pinned_cpu(const std::string& dir) {
+  auto j = nlohmann::json::parse(device_to_json(load_device("host-cpu")));
+  j["name"] = "pinned-cpu";
+  j["dram_bw_GBps"] = 4.0;
+  j["l2_bytes"] = 16777216.0;
+  j["caches"] = nlohmann::json::array({{{"name", "L1"}, {"bytes", 49152.0}, {"bw_GBps", 220.0}},
+                                       {{"name", "L2"}, {"bytes", 2097152.0}, {"bw_GBps", 94.0}},
+                                       {{"name", "L3"}, {"bytes", 16777216.0}, {"bw_GBps", 7.4}},
+                                       {{"name", "DRAM"}, {"bytes", 0.0}, {"bw_GBps", 4.0}}});
+  j["sm_count"] = 2;
+  j["fp32_TFLOPs"] = 0.084;
+  j["launch_us"] = 36.0;
+  j["e_mem"] = 1.0;
+  j["e_cmp"] = 0.7;
+  write_file_atomic(dir + "/pinned-cpu.json", j.dump(2));
+  return load_device(dir + "/pinned-cpu.json");
+}
+
+TEST(TuneDiff, BroadcastProducerIsFusedAtBatch1AndKeptAtBatch64) {
+  const std::string dir = test::fresh_dir("diff");
+  const std::string model = test::write_model(dir, "flip.onnxtxt", kBroadcastChain);
+  const DeviceSpec d = pinned_cpu(dir);
+  TuneOptions o;
+  o.batches = {1, 64};
+  o.peers = false;
+  o.render_svg = false;
+  TuneResult r = tune({model, {}, ""}, d, o, dir + "/out");
+  ASSERT_EQ(r.batches.size(), 2u);
+  std::vector<PlanAt> plans;
+  for (const auto& b : r.batches) plans.push_back({b.batch, b.graph.get(), &b.plan});
+  auto flips = decision_flips(plans);
+  ASSERT_EQ(flips.size(), 1u);
+  const DecisionFlip& f = flips[0];
+  EXPECT_EQ(f.producer, "t2");
+  EXPECT_EQ(f.consumer, "y");
+  ASSERT_EQ(f.at.size(), 2u);
+  EXPECT_EQ(f.at[0].action, Action::fused);
+  EXPECT_GT(f.at[0].delta_us, 0);
+  EXPECT_EQ(f.at[0].producer_group, f.at[0].consumer_group);
+  EXPECT_EQ(f.at[1].action, Action::kept);
+  EXPECT_EQ(f.at[1].blocker, Blocker::unprofitable);
+  EXPECT_LT(f.at[1].delta_us, 0);
+  EXPECT_NE(f.at[1].producer_group, f.at[1].consumer_group);
+  EXPECT_EQ(f.at[1].consumer_cost.bound, "memory");  // y alone: one read of x, one write
+  // t1 -> t2 stays fused at both sizes: not a flip.
+  const std::string md = read_file(dir + "/out/diff.md");
+  EXPECT_NE(md.find("## t2 → y"), std::string::npos) << md;
+  EXPECT_EQ(md.find("## t1 → t2"), std::string::npos) << md;
+  EXPECT_NE(md.find("unprofitable"), std::string::npos);
+}
+
+TEST(TuneDiff, DispatchBoundaryIsThePredictedCrossoverOfTheTwoPlans) {
+  const std::string dir = test::fresh_dir("crossover");
+  const std::string model = test::write_model(dir, "flip.onnxtxt", kBroadcastChain);
+  const DeviceSpec d = pinned_cpu(dir);
+  TuneOptions o;
+  o.batches = {1, 64};
+  o.peers = false;
+  o.render_svg = false;
+  tune({model, {}, ""}, d, o, dir + "/out");
+  Dispatch dis = dispatch_from_json(read_file(dir + "/out/dispatch.json"));
+  ASSERT_EQ(dis.ranges.size(), 2u);  // the plans differ
+  const int64_t start = dis.ranges[1].min_batch;
+  ASSERT_GT(start, 1);
+  ASSERT_LE(start, 64);
+  EXPECT_EQ(dis.ranges[0].max_batch, start - 1);
+  auto predicted = predict_by_import(model, {}, d);
+  const std::string p1 = read_file(dir + "/out/plan-b1.json"), p64 = read_file(dir + "/out/plan-b64.json");
+  EXPECT_LT(predicted(p1, start - 1), predicted(p64, start - 1));
+  EXPECT_LE(predicted(p64, start), predicted(p1, start));
+  EXPECT_EQ(dispatch_pick(dis, start - 1).plan, "plan-b1.json");
+  EXPECT_EQ(dispatch_pick(dis, start).plan, "plan-b64.json");
+  EXPECT_EQ(dispatch_pick(dis, 4096).plan, "plan-b64.json");
+}
+
+}  // namespace
+}  // namespace fuseplan

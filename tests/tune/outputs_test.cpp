@@ -1,0 +1,133 @@
+// Every file of a measured tune run is produced and valid: plans load back,
+// dispatch parses and names existing plans, DOT is accepted by `dot`, the
+// trace is trace-event JSON; an interrupted run keeps the finished batch
+// sizes complete; the CLI runs end to end with log lines on a non-terminal.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "emit/dot.h"
+#include "emit/files.h"
+#include "emit/plan_json.h"
+#include "graph/import.h"
+#include "profiling/tune.h"
+#include "profiling/tune_chart.h"
+#include "profiling/tune_dispatch.h"
+#include "tune_util.h"
+
+namespace fuseplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+const DeviceSpec& cpu() {
+  static DeviceSpec d = load_device("host-cpu");
+  return d;
+}
+
+TuneOptions measured_options(std::vector<int64_t> batches) {
+  TuneOptions o;
+  o.batches = std::move(batches);
+  o.measure = true;
+  o.rounds = 2;
+  o.run.repeat = 1;
+  o.run.warmup = 0;
+  o.peer_time_limit_s = 2;
+  return o;
+}
+
+TEST(TuneOutputs, EveryFileIsProducedAndValid) {
+  const std::string dir = test::fresh_dir("outputs");
+  const std::string model = test::write_model(dir, "tiny.onnxtxt", test::kTinyModel);
+  const std::string out = dir + "/out";
+  TuneResult r = tune({model, {}, ""}, cpu(), measured_options({2, 1}), out);
+  ASSERT_EQ(r.batches.size(), 2u);
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_EQ(r.batches[0].batch, 1);  // ascending
+  const bool have_dot = have_program("dot");
+  for (int64_t b : {1, 2}) {
+    const std::string stem = out + "/plan-b" + std::to_string(b);
+    ImportOptions io;
+    io.batch = b;
+    Graph g = import_model(model, io);
+    Plan p = load_plan(read_file(stem + ".json"), g, cpu(), sha256_hex(read_file(model)), {{"batch", b}});
+    EXPECT_GE(p.totals.kernels, 1);
+    ASSERT_TRUE(fs::exists(stem + ".dot"));
+    if (have_dot) {
+      std::string err;
+      EXPECT_EQ(run_program({"dot", "-Tsvg", "-o", "/dev/null", stem + ".dot"}, &err), 0) << err;
+      EXPECT_NE(read_file(stem + ".svg").find("<svg"), std::string::npos);
+    }
+    const auto trace = nlohmann::json::parse(read_file(out + "/trace-b" + std::to_string(b) + ".json"));
+    int measured_events = 0;
+    for (const auto& e : trace.at("traceEvents")) {
+      if (e.at("ph") != "X") continue;
+      for (const char* k : {"name", "ph", "ts", "dur", "pid", "tid"}) EXPECT_TRUE(e.contains(k)) << k;
+      EXPECT_GE(e.at("dur").get<double>(), 0);
+      if (e.at("tid") == 0) ++measured_events;
+    }
+    EXPECT_EQ(measured_events, p.totals.kernels);
+  }
+  Dispatch d = dispatch_from_json(read_file(out + "/dispatch.json"));
+  EXPECT_EQ(d.tuned_batches, (std::vector<int64_t>{1, 2}));
+  for (const auto& range : d.ranges) EXPECT_TRUE(fs::exists(out + "/" + range.plan)) << range.plan;
+  const std::string summary = read_file(out + "/summary.md");
+  EXPECT_NE(summary.find("## batch 1"), std::string::npos);
+  EXPECT_NE(summary.find("## batch 2"), std::string::npos);
+  for (const auto& s : strategy_names()) EXPECT_NE(summary.find("| " + s + " |"), std::string::npos) << s;
+  EXPECT_TRUE(fs::exists(out + "/diff.md"));
+  if (!have_dot) GTEST_SKIP() << "dot (graphviz) not installed: DOT not checked by dot";
+}
+
+TEST(TuneOutputs, InterruptKeepsFinishedBatchSizesComplete) {
+  const std::string dir = test::fresh_dir("interrupt");
+  const std::string model = test::write_model(dir, "tiny.onnxtxt", test::kTinyModel);
+  bool first_written = false;
+  TuneOptions o;
+  o.batches = {1, 4};
+  o.peers = false;
+  o.render_svg = false;
+  TuneResult r = tune(
+      {model, {}, ""}, cpu(), o, dir + "/out", [&](const TuneEvent& e) { first_written |= e.phase == "write"; },
+      [&] { return first_written; });  // ^C arrives while batch 4 is in flight
+  EXPECT_TRUE(r.interrupted);
+  ASSERT_EQ(r.batches.size(), 1u);
+  EXPECT_TRUE(fs::exists(dir + "/out/plan-b1.json"));
+  EXPECT_FALSE(fs::exists(dir + "/out/plan-b4.json"));
+  EXPECT_EQ(dispatch_from_json(read_file(dir + "/out/dispatch.json")).tuned_batches, (std::vector<int64_t>{1}));
+  for (const auto& e : fs::directory_iterator(dir + "/out"))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "left a temp file";
+}
+
+TEST(TuneOutputs, BarChartIsAnSvgDrawnByGnuplot) {
+  if (!have_program("gnuplot")) GTEST_SKIP() << "gnuplot not installed";
+  const std::string dir = test::fresh_dir("chart");
+  write_bar_chart_svg(dir + "/c.svg", "t", {"unfused", "cost"},
+                      {{"m b=1", {{"unfused", 10}, {"cost", 4}}}, {"m b=8", {{"unfused", 30}}}});
+  EXPECT_NE(read_file(dir + "/c.svg").find("<svg"), std::string::npos);
+}
+
+TEST(TuneCli, TuneAndCompareMeasureRunEndToEnd) {
+  const std::string dir = test::fresh_dir("cli");
+  const std::string model = test::write_model(dir, "tiny.onnxtxt", test::kTinyModel);
+  std::string err;
+  EXPECT_EQ(run_program({FUSEPLAN_BINARY, "tune", model, "--device", "host-cpu", "--batch", "1,8", "--measure",
+                         "--repeat", "1", "--no-peers", "-o", dir + "/out"},
+                        &err),
+            0)
+      << err;
+  EXPECT_EQ(err.rfind("tune: [", 0), 0u) << "plain log lines when stderr is not a terminal: " << err;
+  for (const char* f : {"plan-b1.json", "plan-b8.json", "dispatch.json", "summary.md", "diff.md", "trace-b8.json"})
+    EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
+  if (!have_program("gnuplot")) GTEST_SKIP() << "gnuplot not installed: compare --measure not run";
+  EXPECT_EQ(run_program({FUSEPLAN_BINARY, "compare", model, "--device", "host-cpu", "--batch", "1", "--strategies",
+                         "unfused,cost", "--measure", "--repeat", "1", "--chart", dir + "/chart.svg"},
+                        &err),
+            0)
+      << err;
+  EXPECT_NE(read_file(dir + "/chart.svg").find("<svg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fuseplan
