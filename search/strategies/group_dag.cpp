@@ -10,10 +10,17 @@ namespace fuseplan::strategies {
 namespace {
 /// Whether `to` is reachable from `from` through at least one other group.
 bool reaches_indirectly(const WorkState& ws, int from, int to, int other, int cap, bool& capped) {
+  // Prune groups that start after `to` ends in topological order: with
+  // fuseplan's group shapes (connected groups, duplicated producers and
+  // horizontal groups of equal depth) they lie downstream of `to`. Estimate,
+  // not a proof; make_plan still rejects a cyclic partition.
+  const Graph& g = ws.graph();
+  const std::size_t to_end = g.topo_index(ws.nodes(to).back());
+  auto downstream = [&](int x) { return g.topo_index(ws.nodes(x).front()) > to_end; };
   std::vector<int> stack;
   std::unordered_set<int> seen;
   for (int c : ws.consumer_groups(from))
-    if (c != to && c != other) stack.push_back(c);
+    if (c != to && c != other && !downstream(c)) stack.push_back(c);
   while (!stack.empty()) {
     const int x = stack.back();
     stack.pop_back();
@@ -24,7 +31,7 @@ bool reaches_indirectly(const WorkState& ws, int from, int to, int other, int ca
     }
     for (int c : ws.consumer_groups(x)) {
       if (c == to || c == other) return true;
-      if (!seen.count(c)) stack.push_back(c);
+      if (!seen.count(c) && !downstream(c)) stack.push_back(c);
     }
   }
   return false;

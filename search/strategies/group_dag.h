@@ -14,7 +14,8 @@ namespace fuseplan::strategies {
 /// Works on groups (duplicated copies and horizontal groups included), not on
 /// primitives. Explores at most `cap` groups; beyond that it answers true
 /// (refuse: not proven acyclic), which keeps the check bounded and deterministic.
-bool would_create_cycle(const WorkState& ws, int a, int b, int cap = 512);
+/// Groups that start after the target ends (topologically) are not explored.
+bool would_create_cycle(const WorkState& ws, int a, int b, int cap = 4096);
 
 /// Operands + outputs of `nodes` as one kernel: distinct external producers
 /// read (sources included) plus the outputs written to memory.
