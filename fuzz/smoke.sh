@@ -14,12 +14,14 @@ mkdir -p "$work/bin" "$work/txt" "$work/artifacts"
 cp "$shared"/models/onnx/*.onnx "$work/bin/" 2>/dev/null || true
 cp "$shared"/cases/*.onnxtxt "$work/txt/" 2>/dev/null || true
 cp "$here"/examples/*.onnxtxt "$work/txt/" 2>/dev/null || true
+mkdir -p "$work/plan"
+cp "$here"/fuzz/seeds/plan/*.json "$work/plan/" 2>/dev/null || true
 status=0
-for t in binary text; do
-  exe=$(find "$build" -type f -name "fuzz_import_$t" -perm -u+x | head -1)
-  if [ -z "$exe" ]; then echo "fuzz_import_$t not found under $build" >&2; exit 2; fi
-  corpus=$work/bin; [ $t = text ] && corpus=$work/txt
-  echo "== fuzz_import_$t for ${secs}s"
+for t in import_binary import_text plan_load; do
+  exe=$(find "$build" -type f -name "fuzz_$t" -perm -u+x | head -1)
+  if [ -z "$exe" ]; then echo "fuzz_$t not found under $build" >&2; exit 2; fi
+  corpus=$work/bin; [ $t = import_text ] && corpus=$work/txt; [ $t = plan_load ] && corpus=$work/plan
+  echo "== fuzz_$t for ${secs}s"
   if ! "$exe" -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -max_len=2000000 \
        -artifact_prefix="$work/artifacts/" "$corpus" > "$work/$t.log" 2>&1; then
     tail -40 "$work/$t.log"; status=1
