@@ -1,4 +1,4 @@
-// fuseplan run MODEL --plan plan.json [--verify] [--repeat K] [--json]:
+// fuseplan run MODEL --plan plan.json [--verify] [--repeat K] [--threads N] [--json]:
 // the whole model through the CPU backend's emitted kernels.
 #include <iostream>
 
@@ -22,6 +22,7 @@ struct RunArgs {
 
 void run_run(const RunArgs& a) {
   if (a.opts.repeat < 1) throw Error("--repeat must be at least 1");
+  set_passive_wait_policy();  // before anything can load libgomp
   LoadedModel m = load_model(a.model);
   const DeviceSpec d = load_device(a.device);
   Plan plan = a.plan.empty() ? search(m.graph, d, a.strategy)
@@ -58,6 +59,8 @@ void add_run(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "strategy when no --plan is given")->capture_default_str();
   cmd->add_flag("--verify", a->opts.verify, "compare every output with the reference executor (bit-identical)");
   cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")->capture_default_str();
+  cmd->add_option("--threads", a->opts.threads, "OpenMP threads for the kernels (default: OMP_NUM_THREADS, else all cores)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--inputs", a->opts.inputs, "directory of NAME.npy inputs (default: seeded random)");
   cmd->add_flag("--json", a->json, "print the result as JSON");
   cmd->callback([a] { run_run(*a); });

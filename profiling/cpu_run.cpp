@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -54,7 +55,16 @@ std::string group_label(const Graph& g, const Group& grp) {
 
 }  // namespace
 
+void set_passive_wait_policy() {
+  // libgomp reads OMP_WAIT_POLICY once, when the first kernel library loads
+  // it. Idle OpenMP threads spinning between kernels steal the CPU from the
+  // next kernel's threads (and from other jobs on a shared host), which shows
+  // up as timing noise; passive threads sleep. A user's setting wins.
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+}
+
 RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
+  set_passive_wait_policy();
   RunResult res;
   std::string src = cpu::plan_source(g, plan);  // checks the plan against the model
   auto lib = cpu::compile_and_load(src);
@@ -94,14 +104,19 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
     for (auto f : fns) f(ptrs.data());
   int reps = std::max(opts.repeat, 1);
   std::vector<std::vector<double>> times(fns.size());
-  for (int r = 0; r < reps; ++r)
+  for (int r = 0; r < reps; ++r) {
+    if (opts.before_repetition) opts.before_repetition(r);
     for (std::size_t i = 0; i < fns.size(); ++i) {
+      if (opts.around_group) opts.around_group(i, false);
       auto t0 = std::chrono::steady_clock::now();
       fns[i](ptrs.data());
-      times[i].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      auto t1 = std::chrono::steady_clock::now();
+      if (opts.around_group) opts.around_group(i, true);
+      times[i].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
+  }
   for (std::size_t i = 0; i < fns.size(); ++i) {
-    auto& v = times[i];
+    auto v = times[i];
     std::sort(v.begin(), v.end());
     GroupTiming t;
     t.group = static_cast<int>(i);
@@ -109,6 +124,7 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
     t.label = group_label(g, plan.groups[i]);
     t.primitives = static_cast<int64_t>(plan.groups[i].nodes.size());
     t.measured_us = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    t.samples_us = times[i];
     t.predicted_us = i < plan.costs.size() ? plan.costs[i].predicted_us : 0;
     res.measured_us += t.measured_us;
     res.predicted_us += t.predicted_us;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ struct RunOptions {
   std::string inputs;    // --inputs: a directory of NAME.npy or NAME=FILE.npy,...; "" = seeded random
   int threads = 0;        // OpenMP threads for the kernels; 0 = the OpenMP default (OMP_NUM_THREADS)
   bool keep_source = false;  // copy the generated C++ into RunResult::kernel_source
+  // Untimed hooks for profilers (profiling/cpu_profiler.h): before each timed
+  // repetition of the whole plan (e.g. a cache flush), and around each timed
+  // group call (after = false just before the clock starts, true just after
+  // it stops; e.g. hardware counters).
+  std::function<void(int repetition)> before_repetition;
+  std::function<void(std::size_t group, bool after)> around_group;
 };
 
 struct GroupTiming {
@@ -27,6 +34,7 @@ struct GroupTiming {
   std::string label;          // first..last primitive names
   int64_t primitives = 0;
   double measured_us = 0;     // median of K
+  std::vector<double> samples_us;  // the K timings, in repetition order
   double predicted_us = 0;    // Plan::costs[i].predicted_us (0 when the plan has no costs)
 };
 
@@ -52,6 +60,10 @@ struct RunResult {
   std::vector<OutputCheck> outputs;
   std::string reference_note; // e.g. the reason verification could not run
 };
+
+/// Sets OMP_WAIT_POLICY=PASSIVE unless the environment already sets it; must
+/// run before the first kernel library loads libgomp (run_plan calls it).
+void set_passive_wait_policy();
 
 /// Emits, compiles (cached), loads and runs the plan. Throws Error for a plan
 /// that does not match the model, an opaque primitive, a compiler failure or

@@ -7,10 +7,11 @@
 //  - scalar op formulas (sigmoid = 1/(1+exp(-x)), softplus, hard-sigmoid...);
 //  - the canonical GEMM: C[i,j] = (((0 + a0*b0) + a1*b1) + ...) in k order,
 //    no FMA (both sides compile with -ffp-contract=off; the generic x86-64
-//    build has no FMA anyway); vectorised across j only, which keeps each
-//    element's order. (Eigen's GEMM is not used: its blocking and packet
-//    size depend on -march, so the reference and -march=native kernels
-//    would round differently.)
+//    build has no FMA anyway). Blocked and packed like BLIS, with a 6 x
+//    2-vector register micro-tile; vectors and threads run only across output
+//    elements, so each element's order never changes. (Eigen's GEMM is not
+//    used: its kernels use FMA and blocking/packet sizes chosen by -march,
+//    so the reference and -march=native kernels would round differently.)
 //  - conv = im2col (padding as explicit zeros) + canonical GEMM per group;
 //  - pooling, cumsum, scatter, gather-nd, linear resize, conv-transpose,
 //    which the generator calls as whole-tensor routines.
@@ -120,39 +121,122 @@ inline int64_t resize_nearest(int64_t o, float scale, int64_t in_n, int64_t out_
 }
 
 // ------------------------------------------------------------ canonical GEMM
-/// C[i*ldc + j] = sum_k A[i*sam + k*sak] * B[k*sbk + j*sbn], k ascending from 0.0f.
-/// Rows of 4 share one packed panel of B (64 columns); the per-element order
-/// never depends on blocking or vector width.
-inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, int64_t sak, const float* B,
-                 int64_t sbk, int64_t sbn, float* C, int64_t ldc) {
-  constexpr int64_t NB = 64, MB = 4;
-  int64_t nblocks = (N + NB - 1) / NB;
-#ifdef _OPENMP
-  // Column blocks are independent: one parallel region per call (few
-  // barriers), each thread packing its own panel; every element's order stays.
-  _Pragma("omp parallel for schedule(static) if (nblocks > 1 && M * K * N >= 262144)")
+// Vector of floats for the GEMM micro-kernel: its width follows the target
+// (the generic reference build gets SSE, -march=native kernels AVX/AVX-512),
+// which changes nothing but speed: lanes are different output elements.
+#if defined(__AVX512F__)
+inline constexpr int64_t kGemmVW = 16;
+typedef float gemm_vec __attribute__((vector_size(64)));
+#elif defined(__AVX__)
+inline constexpr int64_t kGemmVW = 8;
+typedef float gemm_vec __attribute__((vector_size(32)));
+#else
+inline constexpr int64_t kGemmVW = 4;
+typedef float gemm_vec __attribute__((vector_size(16)));
 #endif
-  for (int64_t jb = 0; jb < nblocks; ++jb) {
-    int64_t j0 = jb * NB, nb = std::min(NB, N - j0);
-    std::vector<float> panel(size_t(K * NB > 0 ? K * NB : 1));
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < nb; ++j) panel[size_t(k * NB + j)] = B[k * sbk + (j0 + j) * sbn];
-    for (int64_t i0 = 0; i0 < M; i0 += MB) {
-      int64_t mb = std::min(MB, M - i0);
-      float acc[MB][NB];
-      for (int64_t r = 0; r < MB; ++r)
-        for (int64_t j = 0; j < NB; ++j) acc[r][j] = 0.0f;
-      for (int64_t k = 0; k < K; ++k) {
-        const float* p = panel.data() + k * NB;
-        for (int64_t r = 0; r < mb; ++r) {
-          float a = A[(i0 + r) * sam + k * sak];
-          for (int64_t j = 0; j < NB; ++j) acc[r][j] = acc[r][j] + a * p[j];
-        }
+inline constexpr int64_t kGemmMR = 6, kGemmNR = 2 * kGemmVW;  // micro-tile: 6 rows x 2 vectors
+inline constexpr int64_t kGemmKC = 256, kGemmMC = 16 * kGemmMR, kGemmNC = 24 * kGemmNR;
+
+/// Per-thread scratch that outlives the call (packed panels, im2col): a fresh
+/// multi-megabyte vector per call would be mmap'd and page-faulted every time.
+/// Slots: 0 packed A, 1 packed B, 2 im2col. Contents are always overwritten.
+inline float* scratch(int slot, int64_t n) {
+  static thread_local std::vector<gemm_vec> buf[3];
+  size_t v = size_t((n + kGemmVW - 1) / kGemmVW);
+  if (buf[slot].size() < v) buf[slot].resize(v);
+  return reinterpret_cast<float*>(buf[slot].data());
+}
+
+/// One MR x NR micro-tile over kc steps: acc = (first ? 0 : C), then
+/// acc = acc + a[k]*b[k] for k ascending (product rounded, then the add).
+/// Storing and reloading a float accumulator between K blocks is exact.
+inline void gemm_micro(int64_t kc, const float* ap, const gemm_vec* bp, float* C, int64_t ldc, int64_t mr,
+                       int64_t nr, bool first) {
+  constexpr int64_t MR = kGemmMR, VW = kGemmVW;
+  gemm_vec acc[MR][2];
+  bool full = mr == MR && nr == 2 * VW;
+  for (int64_t r = 0; r < MR; ++r)
+    for (int v = 0; v < 2; ++v) {
+      acc[r][v] = gemm_vec{};
+      if (first) continue;
+      if (full) {
+        std::memcpy(&acc[r][v], C + r * ldc + v * VW, sizeof(gemm_vec));
+      } else if (r < mr) {
+        float t[VW] = {};
+        for (int64_t l = 0; l < VW && v * VW + l < nr; ++l) t[l] = C[r * ldc + v * VW + l];
+        std::memcpy(&acc[r][v], t, sizeof(gemm_vec));
       }
-      for (int64_t r = 0; r < mb; ++r)
-        for (int64_t j = 0; j < nb; ++j) C[(i0 + r) * ldc + j0 + j] = acc[r][j];
+    }
+  for (int64_t k = 0; k < kc; ++k) {
+    gemm_vec b0 = bp[2 * k], b1 = bp[2 * k + 1];
+    const float* a = ap + k * MR;
+    for (int64_t r = 0; r < MR; ++r) {
+      acc[r][0] = acc[r][0] + a[r] * b0;
+      acc[r][1] = acc[r][1] + a[r] * b1;
     }
   }
+  for (int64_t r = 0; r < mr; ++r)
+    for (int v = 0; v < 2; ++v) {
+      if (full) {
+        std::memcpy(C + r * ldc + v * VW, &acc[r][v], sizeof(gemm_vec));
+      } else {
+        float t[VW];
+        std::memcpy(t, &acc[r][v], sizeof(gemm_vec));
+        for (int64_t l = 0; l < VW && v * VW + l < nr; ++l) C[r * ldc + v * VW + l] = t[l];
+      }
+    }
+}
+
+/// C[i*ldc + j] = sum_k A[i*sam + k*sak] * B[k*sbk + j*sbn], k ascending from 0.0f.
+/// Every element is ((0 + a0*b0) + a1*b1) + ... in k order, whatever the
+/// blocking (tiles of MC rows x NC columns, K blocks of KC, 6 x 2-vector
+/// micro-tiles on packed, zero-padded panels), vector width or thread count:
+/// vectorisation and threads run only across output elements.
+inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, int64_t sak, const float* B,
+                 int64_t sbk, int64_t sbn, float* C, int64_t ldc) {
+  constexpr int64_t MR = kGemmMR, NR = kGemmNR, KC = kGemmKC, MC = kGemmMC, NC = kGemmNC, VW = kGemmVW;
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
+    return;
+  }
+  int64_t mt = (M + MC - 1) / MC, nt = (N + NC - 1) / NC, tiles = mt * nt;
+#ifdef _OPENMP
+  _Pragma("omp parallel for schedule(dynamic) if (tiles > 1 && M * K * N >= 262144)")
+#endif
+  for (int64_t t = 0; t < tiles; ++t) {
+    int64_t i0 = (t % mt) * MC, j0 = (t / mt) * NC;
+    int64_t mc = std::min(MC, M - i0), nc = std::min(NC, N - j0);
+    int64_t ms = (mc + MR - 1) / MR, ns = (nc + NR - 1) / NR;
+    float* apack = scratch(0, ms * MR * std::min(KC, K));
+    gemm_vec* bpack = reinterpret_cast<gemm_vec*>(scratch(1, ns * NR * std::min(KC, K)));
+    for (int64_t p0 = 0; p0 < K; p0 += KC) {
+      int64_t kc = std::min(KC, K - p0);
+      for (int64_t s = 0; s < ns; ++s) {
+        float* bs = reinterpret_cast<float*>(bpack + s * 2 * kc);
+        for (int64_t k = 0; k < kc; ++k)
+          for (int64_t l = 0; l < NR; ++l) {
+            int64_t j = j0 + s * NR + l;
+            bs[k * NR + l] = j < N ? B[(p0 + k) * sbk + j * sbn] : 0.0f;
+          }
+      }
+      for (int64_t s = 0; s < ms; ++s) {
+        float* as = apack + s * MR * kc;
+        for (int64_t k = 0; k < kc; ++k)
+          for (int64_t r = 0; r < MR; ++r) {
+            int64_t i = i0 + s * MR + r;
+            as[k * MR + r] = i < M ? A[i * sam + (p0 + k) * sak] : 0.0f;
+          }
+      }
+      for (int64_t sj = 0; sj < ns; ++sj)
+        for (int64_t si = 0; si < ms; ++si)
+          gemm_micro(kc, apack + si * MR * kc, bpack + sj * 2 * kc,
+                     C + (i0 + si * MR) * ldc + j0 + sj * NR, ldc, std::min(MR, mc - si * MR),
+                     std::min(NR, nc - sj * NR), p0 == 0);
+    }
+  }
+  (void)VW;
 }
 
 /// numpy matmul with batch broadcasting; shapes as given in the graph (1-D
@@ -182,6 +266,10 @@ inline void matmul(const float* a, const int64_t* as, int ar, const float* b, co
     batch *= bd[d];
   }
   (void)ys; (void)yr;
+  // Small batched GEMMs (attention heads) run in parallel over the batch.
+#ifdef _OPENMP
+  _Pragma("omp parallel for schedule(static) if (batch > 1 && M * N * K < (int64_t(1) << 22) && batch * M * N * K >= 262144)")
+#endif
   for (int64_t t = 0; t < batch; ++t) {
     int64_t rem = t, oa = 0, ob = 0;
     for (int d = nb - 1; d >= 0; --d) {
@@ -208,33 +296,50 @@ inline void conv(const float* x, const int64_t* xs, const float* w, const int64_
     st[o] = strides[i]; pb[o] = pads[i]; dl[o] = dil[i];
   }
   int64_t kvol = k[0] * k[1] * k[2], ovol = out[0] * out[1] * out[2], ivol = in[0] * in[1] * in[2];
-  std::vector<float> col(size_t(Cg * kvol * ovol));
-  for (int64_t n = 0; n < Nb; ++n) {
-    for (int64_t g = 0; g < group; ++g) {
-      const float* xg = x + (n * C + g * Cg) * ivol;
+  // A 1x1, stride-1, unpadded conv's im2col is x itself: the GEMM reads x.
+  bool identity = kvol == 1 && ovol == ivol;
+  for (int i = 0; i < 3; ++i) identity = identity && st[i] == 1 && pb[i] == 0;
+  auto one = [&](int64_t n, int64_t g) {
+    const float* xg = x + (n * C + g * Cg) * ivol;
+    if (!identity) {
+      float* col = scratch(2, Cg * kvol * ovol);
       int64_t row = 0;
       for (int64_t c = 0; c < Cg; ++c)
         for (int64_t a = 0; a < k[0]; ++a)
           for (int64_t b = 0; b < k[1]; ++b)
             for (int64_t e = 0; e < k[2]; ++e, ++row) {
-              float* cr = col.data() + row * ovol;
+              float* cr = col + row * ovol;
               int64_t q = 0;
               for (int64_t o0 = 0; o0 < out[0]; ++o0) {
                 int64_t i0 = o0 * st[0] - pb[0] + a * dl[0];
-                for (int64_t o1 = 0; o1 < out[1]; ++o1) {
+                for (int64_t o1 = 0; o1 < out[1]; ++o1, q += out[2]) {
                   int64_t i1 = o1 * st[1] - pb[1] + b * dl[1];
-                  for (int64_t o2 = 0; o2 < out[2]; ++o2, ++q) {
-                    int64_t i2 = o2 * st[2] - pb[2] + e * dl[2];
-                    bool inside = i0 >= 0 && i0 < in[0] && i1 >= 0 && i1 < in[1] && i2 >= 0 && i2 < in[2];
-                    cr[q] = inside ? xg[c * ivol + (i0 * in[1] + i1) * in[2] + i2] : 0.0f;
+                  float* cq = cr + q;
+                  if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1]) {
+                    for (int64_t o2 = 0; o2 < out[2]; ++o2) cq[o2] = 0.0f;
+                    continue;
+                  }
+                  const float* xr = xg + c * ivol + (i0 * in[1] + i1) * in[2];
+                  int64_t base = e * dl[2] - pb[2], s2 = st[2];
+                  for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+                    int64_t i2 = o2 * s2 + base;
+                    cq[o2] = i2 >= 0 && i2 < in[2] ? xr[i2] : 0.0f;
                   }
                 }
               }
             }
-      gemm(Mg, ovol, Cg * kvol, w + g * Mg * Cg * kvol, Cg * kvol, 1, col.data(), ovol, 1,
-           y + (n * M + g * Mg) * ovol, ovol);
     }
-  }
+    gemm(Mg, ovol, Cg * kvol, w + g * Mg * Cg * kvol, Cg * kvol, 1, identity ? xg : scratch(2, 0), ovol, 1,
+         y + (n * M + g * Mg) * ovol, ovol);
+  };
+  // Many small GEMMs (grouped/depthwise convs, batches of small images) run
+  // in parallel, one im2col buffer per thread (the GEMMs inside run serial);
+  // otherwise the GEMM itself parallelises. Either way no element's order changes.
+  int64_t jobs = Nb * group;
+#ifdef _OPENMP
+  _Pragma("omp parallel for schedule(static) if (jobs > 1 && Mg * ovol * Cg * kvol < (int64_t(1) << 22) && jobs * Mg * ovol * Cg * kvol >= 262144)")
+#endif
+  for (int64_t t = 0; t < jobs; ++t) one(t / group, t % group);
 }
 
 /// ConvTranspose (x: [N,C,s...], w: [C,M/g,k...]): y = 0, then for n, g, c,
@@ -289,6 +394,9 @@ inline void pool(const float* x, const int64_t* xs, float* y, const int64_t* ys,
     st[o] = strides[i]; pb[o] = pads[i]; pe[o] = pads[sr + i]; dl[o] = dil[i];
   }
   int64_t ivol = in[0] * in[1] * in[2], ovol = out[0] * out[1] * out[2];
+#ifdef _OPENMP
+  _Pragma("omp parallel for schedule(static) if (NC > 1 && NC * ovol * k[0] * k[1] * k[2] >= 262144)")
+#endif
   for (int64_t p = 0; p < NC; ++p)
     for (int64_t o0 = 0; o0 < out[0]; ++o0)
       for (int64_t o1 = 0; o1 < out[1]; ++o1)
