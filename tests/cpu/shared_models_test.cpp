@@ -65,7 +65,7 @@ TEST_P(SharedModel, EveryStrategyIsBitIdenticalAtBatch1) {
     EXPECT_FALSE(r.outputs.empty()) << file << " / " << s;
     double s_el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << "  " << file << " / " << s << ": " << plan.groups.size() << " kernels, "
-              << (r.cache_hit ? "cached" : "compiled") << ", " << s_el << " s\n";
+              << (r.cache_hit ? "cached" : "compiled") << ", " << s_el << " s" << std::endl;
   }
 }
 
