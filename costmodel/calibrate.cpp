@@ -1,0 +1,454 @@
+// Least-squares calibration of a device's effective parameters. The model
+// (costmodel/README.md) is t = max(t_mem, t_compute) + launch with every
+// term linear in an inverse throughput x (µs per byte / per FLOP), so within
+// one regime (memory- or compute-bound) a group's time is linear in x. We
+// assign each group to its regime under the current x, solve the relative-
+// error weighted non-negative least squares (Lawson–Hanson), re-assign, and
+// repeat until the regimes stop changing. docs/calibration.md explains why.
+#include "costmodel/calibrate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <ctime>
+#include <numeric>
+
+#include <Eigen/Dense>
+
+#include "costmodel/cost.h"
+#include "costmodel/cost_detail.h"
+
+namespace fuseplan {
+
+namespace {
+
+// µs per byte at 1 GB/s, and per FLOP at 1 TFLOP/s (as in cost.cpp).
+constexpr double kUsPerByteAtGBps = 1e-3;
+constexpr double kUsPerFlopAtTFLOPs = 1e-6;
+
+double safe_div(double a, double b) { return b > 0 ? a / b : 0; }
+
+bool is_core_private(const std::string& name) {  // L1/L2 capacities are per core (as cost.cpp)
+  return name.size() == 2 && std::toupper(static_cast<unsigned char>(name[0])) == 'L' && (name[1] == '1' || name[1] == '2');
+}
+
+// Index into d.caches of the level a CPU working set is priced at; -1 = dram_bw_GBps.
+int cpu_level_index(double ws, const DeviceSpec& d) {
+  for (std::size_t i = 0; i < d.caches.size(); ++i) {
+    const CacheLevel& c = d.caches[i];
+    double cap = c.bytes * (is_core_private(c.name) ? std::max(1, d.sm_count) : 1);
+    if ((c.bytes <= 0 || ws <= cap) && c.bw_GBps > 0) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int l1_index(const DeviceSpec& d) {
+  for (std::size_t i = 0; i < d.caches.size(); ++i)
+    if (d.caches[i].bw_GBps > 0) return static_cast<int>(i);
+  return -1;
+}
+
+double level_bw(int idx, const DeviceSpec& d) { return idx < 0 ? d.dram_bw_GBps : d.caches[idx].bw_GBps; }
+
+double peak_contraction(const DeviceSpec& d) { return d.tensor_TFLOPs > 0 ? d.tensor_TFLOPs : d.fp32_TFLOPs; }
+
+double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
+  return d.min_occupancy_for_full_bw > 0 ? std::min(1.0, f.occupancy / d.min_occupancy_for_full_bw) : 1.0;
+}
+
+// ---- the linear parameterisation ----
+// Columns: launch | one per memory level | spill (CPU) | contraction | other.
+struct Layout {
+  std::vector<std::string> names;
+  std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
+  int launch = 0, spill = -1, contraction = -1, other = -1;
+  int first_level = 1, levels = 0;
+
+  explicit Layout(const DeviceSpec& d) {
+    names.push_back("launch_us");
+    level_of_col.push_back(-2);
+    if (d.is_gpu()) {
+      names.push_back("dram_bw_GBps");
+      level_of_col.push_back(-1);
+      levels = 1;
+    } else {
+      bool has_dram = false;
+      for (std::size_t i = 0; i < d.caches.size(); ++i) {
+        if (d.caches[i].bw_GBps <= 0) continue;
+        names.push_back("caches[" + d.caches[i].name + "].bw_GBps");
+        level_of_col.push_back(static_cast<int>(i));
+        has_dram = has_dram || d.caches[i].bytes <= 0;
+        ++levels;
+      }
+      if (!has_dram) {
+        names.push_back("dram_bw_GBps");
+        level_of_col.push_back(-1);
+        ++levels;
+      }
+      spill = static_cast<int>(names.size());
+      names.push_back("spill_penalty");
+      level_of_col.push_back(-2);
+    }
+    contraction = static_cast<int>(names.size());
+    names.push_back("e_contraction");
+    level_of_col.push_back(-2);
+    other = static_cast<int>(names.size());
+    names.push_back("e_cmp");
+    level_of_col.push_back(-2);
+  }
+  int size() const { return static_cast<int>(names.size()); }
+  int column_of_level(int cache_idx) const {
+    for (int c = first_level; c < first_level + levels; ++c)
+      if (level_of_col[c] == cache_idx) return c;
+    return -1;
+  }
+};
+
+// x (inverse throughputs, µs per unit) of a device.
+Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(L.size());
+  x[L.launch] = d.launch_us;
+  for (int c = L.first_level; c < L.first_level + L.levels; ++c)
+    x[c] = safe_div(kUsPerByteAtGBps, level_bw(L.level_of_col[c], d) * d.e_mem);
+  if (L.spill >= 0) {
+    int l1 = l1_index(d);
+    x[L.spill] = d.spill_penalty * safe_div(kUsPerByteAtGBps, level_bw(l1, d) * d.e_mem);
+  }
+  x[L.contraction] = safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
+  x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
+  return x;
+}
+
+// Design rows of one sample: the memory-regime and compute-regime rows.
+void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen::RowVectorXd& mem,
+             Eigen::RowVectorXd& cmp) {
+  mem = Eigen::RowVectorXd::Zero(L.size());
+  cmp = Eigen::RowVectorXd::Zero(L.size());
+  mem[L.launch] = cmp[L.launch] = 1;
+  if (d.is_gpu()) {
+    double occ = gpu_occ_factor(f, d);
+    double bytes = f.bytes_read + f.bytes_written + f.spill_bytes_raw * d.spill_penalty;
+    mem[L.first_level] = safe_div(bytes, occ);
+  } else {
+    double ws = f.bytes_read + f.bytes_written;
+    mem[L.column_of_level(cpu_level_index(ws, d))] = ws;
+    mem[L.spill] = f.spill_bytes_raw;
+  }
+  cmp[L.contraction] = f.flops_contraction;
+  cmp[L.other] = f.flops_other;
+}
+
+// Lawson–Hanson non-negative least squares: min |A x - b|, x >= 0.
+Eigen::VectorXd nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b) {
+  const int n = static_cast<int>(A.cols());
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
+  std::vector<bool> passive(n, false);
+  auto solve_passive = [&](Eigen::VectorXd& z) {
+    std::vector<int> idx;
+    for (int j = 0; j < n; ++j)
+      if (passive[j]) idx.push_back(j);
+    z = Eigen::VectorXd::Zero(n);
+    if (idx.empty()) return;
+    Eigen::MatrixXd Ap(A.rows(), idx.size());
+    for (std::size_t k = 0; k < idx.size(); ++k) Ap.col(k) = A.col(idx[k]);
+    Eigen::VectorXd zp = Ap.colPivHouseholderQr().solve(b);
+    for (std::size_t k = 0; k < idx.size(); ++k) z[idx[k]] = zp[k];
+  };
+  for (int outer = 0; outer < 3 * n + 10; ++outer) {
+    Eigen::VectorXd w = A.transpose() * (b - A * x);
+    int best = -1;
+    for (int j = 0; j < n; ++j)
+      if (!passive[j] && w[j] > 1e-12 * (1 + w.cwiseAbs().maxCoeff()) && (best < 0 || w[j] > w[best])) best = j;
+    if (best < 0) break;
+    passive[best] = true;
+    for (int inner = 0; inner < 3 * n + 10; ++inner) {
+      Eigen::VectorXd z;
+      solve_passive(z);
+      bool feasible = true;
+      for (int j = 0; j < n; ++j)
+        if (passive[j] && z[j] <= 0) feasible = false;
+      if (feasible) {
+        x = z;
+        break;
+      }
+      double alpha = 1;
+      for (int j = 0; j < n; ++j)
+        if (passive[j] && z[j] <= 0) alpha = std::min(alpha, x[j] / (x[j] - z[j]));
+      x += alpha * (z - x);
+      for (int j = 0; j < n; ++j)
+        if (passive[j] && x[j] <= 1e-15) passive[j] = false, x[j] = 0;
+    }
+  }
+  return x;
+}
+
+std::string today() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+std::string num(double v, int sig = 4) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", sig, v);
+  return buf;
+}
+
+}  // namespace
+
+CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d) {
+  GroupCost c = cost(g, grp, d);
+  costmodel_detail::GroupView v(g, grp);
+  costmodel_detail::GroupFlops fl = costmodel_detail::group_flops(v);
+  CostFeatures f;
+  f.bytes_read = c.bytes_read - c.spill_bytes / 2;
+  f.bytes_written = c.bytes_written - c.spill_bytes / 2;
+  if (c.spill_bytes > 0) {
+    DeviceSpec unit = d;
+    unit.spill_penalty = 1;
+    f.spill_bytes_raw = costmodel_detail::estimate_registers(v, unit).spill_bytes;
+  }
+  f.flops_contraction = fl.contraction;
+  f.flops_other = fl.other;
+  f.occupancy = c.occupancy;
+  return f;
+}
+
+double predict_us(const CostFeatures& f, const DeviceSpec& d) {
+  Layout L(d);
+  Eigen::RowVectorXd mem, cmp;
+  rows_of(f, d, L, mem, cmp);
+  Eigen::VectorXd x = params_of(d, L);
+  double t_launch = x[L.launch];
+  double t_mem = mem.dot(x) - t_launch, t_cmp = cmp.dot(x) - t_launch;
+  return std::max(t_mem, t_cmp) + t_launch;
+}
+
+std::string memory_level(double bytes, const DeviceSpec& d) {
+  if (d.is_gpu()) return "DRAM";
+  int i = cpu_level_index(bytes, d);
+  return i < 0 ? "DRAM" : d.caches[i].name;
+}
+
+CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<CalibrationSample>& samples,
+                            const CalibrationOptions& o) {
+  const Layout L(prior);
+  const int p = L.size();
+  const int n = static_cast<int>(samples.size());
+  if (n == 0) throw Error("no measurements to calibrate " + prior.name + " with");
+  for (const auto& s : samples)
+    if (!(s.measured_us > 0) || !std::isfinite(s.measured_us))
+      throw Error("measurement " + s.tag + " has a non-positive time " + num(s.measured_us));
+
+  Eigen::VectorXd x = params_of(prior, L);
+  const Eigen::VectorXd x_prior = x;
+  std::vector<Eigen::RowVectorXd> mem(n), cmp(n);
+  for (int i = 0; i < n; ++i) rows_of(samples[i].features, prior, L, mem[i], cmp[i]);
+
+  std::vector<int> regime(n, -1);  // 0 memory, 1 compute
+  auto assign = [&] {
+    bool changed = false;
+    for (int i = 0; i < n; ++i) {
+      int r = mem[i].dot(x) >= cmp[i].dot(x) ? 0 : 1;
+      changed = changed || r != regime[i];
+      regime[i] = r;
+    }
+    return changed;
+  };
+
+  CalibrationResult res;
+  res.measurements = n;
+  std::vector<int> support(p, 0);
+  std::vector<bool> free(p, false);
+  Eigen::MatrixXd A;
+  Eigen::VectorXd b;
+  std::vector<int> cols;
+  assign();
+  for (res.iterations = 1; res.iterations <= o.max_iterations; ++res.iterations) {
+    // Support: measurements whose regime row uses the parameter.
+    std::fill(support.begin(), support.end(), 0);
+    for (int i = 0; i < n; ++i) {
+      const auto& row = regime[i] == 0 ? mem[i] : cmp[i];
+      for (int j = 0; j < p; ++j) support[j] += row[j] != 0;
+    }
+    cols.clear();
+    for (int j = 0; j < p; ++j) {
+      free[j] = support[j] >= o.min_support &&
+                std::find(o.hold.begin(), o.hold.end(), L.names[j]) == o.hold.end();
+      if (free[j]) cols.push_back(j);
+    }
+    const int pf = static_cast<int>(cols.size());
+    if (n < pf + 2)
+      throw Error("too few measurements: " + std::to_string(n) + " for " + std::to_string(pf) +
+                  " fitted parameters (need at least " + std::to_string(pf + 2) + ")");
+    // Weighted rows: relative error (pred - meas) / meas.
+    A.resize(n, pf);
+    b.resize(n);
+    for (int i = 0; i < n; ++i) {
+      const auto& row = regime[i] == 0 ? mem[i] : cmp[i];
+      double w = 1 / samples[i].measured_us, held = 0;
+      for (int j = 0; j < p; ++j)
+        if (!free[j]) held += row[j] * x_prior[j];
+      for (int k = 0; k < pf; ++k) A(i, k) = row[cols[k]] * w;
+      b[i] = (samples[i].measured_us - held) * w;
+    }
+    // Column scaling keeps the normal matrix well conditioned for the check.
+    Eigen::VectorXd scale(pf);
+    for (int k = 0; k < pf; ++k) scale[k] = A.col(k).norm() > 0 ? 1 / A.col(k).norm() : 1;
+    Eigen::MatrixXd As = A * scale.asDiagonal();
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(As.transpose() * As);
+    double lmax = es.eigenvalues().maxCoeff(), lmin = es.eigenvalues().minCoeff();
+    if (!(lmin > 0) || lmax / lmin > o.max_condition) {
+      Eigen::Index worst = 0;
+      es.eigenvectors().col(0).cwiseAbs().maxCoeff(&worst);
+      throw Error("rank-deficient measurements: " + L.names[cols[worst]] +
+                  " cannot be told apart from the other parameters (condition number " +
+                  (lmin > 0 ? num(lmax / lmin, 3) : std::string("inf")) + "); measure more varied groups");
+    }
+    Eigen::VectorXd xs = nnls(As, b);
+    for (int j = 0; j < p; ++j) x[j] = x_prior[j];
+    for (int k = 0; k < pf; ++k) x[cols[k]] = xs[k] * scale[k];
+    if (!assign()) break;
+  }
+
+  // Bound check, residuals, covariance on the fitted columns.
+  const int pf = static_cast<int>(cols.size());
+  for (int k = 0; k < pf; ++k)
+    if (!(x[cols[k]] > 0))
+      throw Error("degenerate fit: " + L.names[cols[k]] + " was estimated at its bound 0 (" +
+                  (cols[k] == L.launch ? std::string("no dispatch overhead") : "infinite throughput") +
+                  "); the measurements do not identify it: keep its prior with --hold " + L.names[cols[k]]);
+  Eigen::VectorXd xf(pf);
+  for (int k = 0; k < pf; ++k) xf[k] = x[cols[k]];
+  Eigen::VectorXd r = A * xf - b;
+  double rss = r.squaredNorm();
+  res.rms_relative_residual = std::sqrt(rss / n);
+  double sigma2 = rss / std::max(1, n - pf);
+  Eigen::MatrixXd cov = sigma2 * (A.transpose() * A).inverse();
+  Eigen::VectorXd se_x = Eigen::VectorXd::Zero(p);
+  for (int k = 0; k < pf; ++k) se_x[cols[k]] = std::sqrt(std::max(0.0, cov(k, k)));
+  for (int i = 0; i < n; ++i) (regime[i] == 0 ? res.memory_bound : res.compute_bound)++;
+  for (int k = 0; k < pf; ++k)
+    if (se_x[cols[k]] > o.max_relative_se * x[cols[k]])
+      throw Error("unidentifiable: " + L.names[cols[k]] + " has a relative standard error of " +
+                  num(100 * se_x[cols[k]] / x[cols[k]], 3) + "% (its term is small next to the others in every "
+                  "measurement); keep its prior with --hold " + L.names[cols[k]] + " or measure groups it dominates");
+
+  // Back to device units.
+  DeviceSpec d = prior;
+  d.name = prior.name.ends_with("-calibrated") ? prior.name : prior.name + "-calibrated";
+  d.calibrated = true;
+  const std::string provenance = "fitted by fuseplan calibrate on " + today() + " from " + std::to_string(n) +
+                                 " measured groups (relative least squares, docs/calibration.md)";
+  auto add = [&](int j, double prior_v, double v, double rel_se) {
+    FittedParameter fp;
+    fp.name = L.names[j];
+    fp.prior = prior_v;
+    fp.held = !free[j];
+    fp.value = fp.held ? prior_v : v;
+    fp.std_error = fp.held ? 0 : std::fabs(fp.value) * rel_se;
+    fp.support = support[j];
+    if (fp.held)
+      fp.note = support[j] < o.min_support ? "held at prior: " + std::to_string(support[j]) +
+                                                 " measurement(s) exercise it (need " + std::to_string(o.min_support) + ")"
+                                           : std::string("held at prior (--hold)");
+    res.parameters.push_back(fp);
+    return fp;
+  };
+  auto rel = [&](int j) { return x[j] > 0 ? se_x[j] / x[j] : 0; };
+  auto note_source = [&](const std::string& key, const FittedParameter& fp) {
+    if (!fp.held) d.sources[key] = num(fp.value) + " ± " + num(fp.std_error, 2) + " " + provenance;
+  };
+  {
+    auto fp = add(L.launch, prior.launch_us, x[L.launch], 0);
+    fp.std_error = fp.held ? 0 : se_x[L.launch];
+    res.parameters.back().std_error = fp.std_error;
+    d.launch_us = fp.value;
+    note_source("launch_us", fp);
+  }
+  for (int c = L.first_level; c < L.first_level + L.levels; ++c) {
+    int li = L.level_of_col[c];
+    double bw = safe_div(kUsPerByteAtGBps, x[c] * prior.e_mem);
+    auto fp = add(c, level_bw(li, prior), bw, rel(c));
+    if (li >= 0) d.caches[li].bw_GBps = fp.value;
+    if (li < 0 || prior.caches[li].bytes <= 0) d.dram_bw_GBps = fp.value;
+    note_source(li >= 0 ? "caches" : "dram_bw_GBps", fp);
+    if (li >= 0 && !fp.held)
+      d.sources["caches"] = "bw_GBps fitted by fuseplan calibrate on " + today() + " (see " + d.name +
+                            " parameters); capacities from the probe";
+    if (li >= 0 && prior.caches[li].bytes <= 0 && !fp.held) note_source("dram_bw_GBps", fp);
+  }
+  if (L.spill >= 0) {
+    int l1 = l1_index(d);
+    double pen = x[L.spill] / safe_div(kUsPerByteAtGBps, level_bw(l1, d) * d.e_mem);
+    auto fp = add(L.spill, prior.spill_penalty, pen, rel(L.spill));
+    d.spill_penalty = fp.value;
+    note_source("spill_penalty", fp);
+  }
+  {
+    double ec = safe_div(kUsPerFlopAtTFLOPs, x[L.contraction] * peak_contraction(prior));
+    auto fc = add(L.contraction, prior.e_contraction, ec, rel(L.contraction));
+    double eo = safe_div(kUsPerFlopAtTFLOPs, x[L.other] * prior.fp32_TFLOPs);
+    auto fo = add(L.other, prior.e_cmp, eo, rel(L.other));
+    d.e_contraction = fc.value;
+    d.e_cmp = fo.value;
+    // The loader caps efficiencies at 1.5: an efficiency above 1 means the
+    // peak was understated; move the excess into the peak (same product).
+    double s = std::max(d.e_cmp, d.tensor_TFLOPs > 0 ? 0.0 : d.e_contraction);
+    if (s > 1) {
+      d.fp32_TFLOPs *= s;
+      d.e_cmp /= s;
+      if (d.tensor_TFLOPs <= 0) d.e_contraction /= s;
+      d.sources["fp32_TFLOPs"] = "raised ×" + num(s, 3) + " by fuseplan calibrate on " + today() +
+                                 " (fitted efficiency above 1: the probe understated the peak)";
+    }
+    if (d.tensor_TFLOPs > 0 && d.e_contraction > 1) {
+      d.tensor_TFLOPs *= d.e_contraction;
+      d.e_contraction = 1;
+    }
+    note_source("e_contraction", fc);
+    note_source("e_cmp", fo);
+  }
+  res.device = d;
+  return res;
+}
+
+double mape_pct(const std::vector<double>& predicted, const std::vector<double>& measured) {
+  double s = 0;
+  std::size_t n = std::min(predicted.size(), measured.size());
+  for (std::size_t i = 0; i < n; ++i) s += std::fabs(predicted[i] - measured[i]) / measured[i];
+  return n ? 100 * s / n : 0;
+}
+
+namespace {
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < idx.size();) {
+    std::size_t j = i;
+    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+    for (std::size_t k = i; k <= j; ++k) r[idx[k]] = 0.5 * (i + j) + 1;
+    i = j + 1;
+  }
+  return r;
+}
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  std::size_t n = std::min(a.size(), b.size());
+  if (n < 2) return 0;
+  std::vector<double> ra = ranks({a.begin(), a.begin() + n}), rb = ranks({b.begin(), b.begin() + n});
+  double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n, mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+
+}  // namespace fuseplan

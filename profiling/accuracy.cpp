@@ -1,0 +1,262 @@
+#include "profiling/accuracy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "profiling/cpu_profiler.h"
+#include "profiling/cpu_run.h"
+#include "search/strategy.h"
+
+extern char** environ;
+
+namespace fuseplan {
+
+namespace {
+std::string f(double v, int prec = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", prec, v);
+  return buf;
+}
+std::string g4(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+}  // namespace
+
+std::vector<MeasurementRecord> dedupe_records(const std::vector<MeasurementRecord>& records) {
+  std::map<std::pair<std::string, std::string>, std::vector<const MeasurementRecord*>> by;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& r : records) {
+    auto key = std::make_pair(r.model, r.group_key.empty() ? r.plan_id + "#" + std::to_string(r.group) : r.group_key);
+    if (!by.count(key)) order.push_back(key);
+    by[key].push_back(&r);
+  }
+  std::vector<MeasurementRecord> out;
+  for (const auto& key : order) {
+    const auto& v = by[key];
+    MeasurementRecord r = *v.front();
+    std::vector<double> meds;
+    for (auto* p : v) meds.push_back(p->median_us);
+    r.median_us = median(meds);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+Score score(const std::vector<MeasurementRecord>& rs, const DeviceSpec& d) {
+  std::vector<double> p, m;
+  for (const auto& r : rs) {
+    p.push_back(predict_us(r.features, d));
+    m.push_back(r.median_us);
+  }
+  return {static_cast<int>(rs.size()), mape_pct(p, m), spearman(p, m)};
+}
+
+ClosedLoop closed_loop(const Graph& g, const std::string& model_file, const DeviceSpec& prior,
+                       const DeviceSpec& calibrated, const std::string& strategy, const ProfileOptions& o,
+                       int rounds) {
+  ClosedLoop c;
+  c.model = model_file;
+  c.strategy = strategy;
+  Plan a = search(g, prior, strategy), b = search(g, calibrated, strategy);
+  c.kernels_prior = static_cast<int>(a.groups.size());
+  c.kernels_calibrated = static_cast<int>(b.groups.size());
+  c.plan_prior = plan_id(g, a);
+  c.plan_calibrated = plan_id(g, b);
+  c.predicted_prior_us = a.totals.predicted_us;
+  c.predicted_calibrated_us = b.totals.predicted_us;
+  // What differs: groups (by key) only in one plan.
+  std::set<std::string> ka, kb;
+  for (const auto& grp : a.groups) ka.insert(group_key(g, grp));
+  for (const auto& grp : b.groups) kb.insert(group_key(g, grp));
+  int only_a = 0, only_b = 0;
+  for (const auto& k : ka) only_a += !kb.count(k);
+  for (const auto& k : kb) only_b += !ka.count(k);
+  c.differences = std::to_string(only_a) + " of " + std::to_string(ka.size()) + " uncalibrated groups replaced by " +
+                  std::to_string(only_b) + " different groups";
+  CpuProfiler prof;
+  std::vector<double> ta, tb;
+  for (int r = 0; r < std::max(rounds, 1); ++r) {
+    ta.push_back(prof.profile(g, a, prior, o).total_us);
+    tb.push_back(prof.profile(g, b, calibrated, o).total_us);
+  }
+  auto spread = [](const std::vector<double>& v) {
+    double med = median(v);
+    return med > 0 ? 100 * (*std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end())) / med : 0;
+  };
+  c.measured_prior_us = median(ta);
+  c.measured_calibrated_us = median(tb);
+  c.measured_prior_spread_pct = spread(ta);
+  c.measured_calibrated_spread_pct = spread(tb);
+  return c;
+}
+
+std::string scatter_plot_svg(const std::string& path, const std::vector<double>& measured,
+                             const std::vector<double>& before, const std::vector<double>& after,
+                             const std::string& title) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path tmp = fs::temp_directory_path(ec) / ("fuseplan-accuracy-" + std::to_string(::getpid()));
+  fs::create_directories(tmp, ec);
+  const fs::path dat = tmp / "points.dat", gp = tmp / "plot.gp";
+  double lo = 1e300, hi = 0;
+  {
+    std::ofstream d(dat);
+    d << "# measured_us before_us after_us\n";
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      d << measured[i] << " " << before[i] << " " << after[i] << "\n";
+      for (double v : {measured[i], before[i], after[i]})
+        if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+  }
+  if (!(hi > 0)) return "no positive points to plot";
+  lo = std::pow(10, std::floor(std::log10(lo))), hi = std::pow(10, std::ceil(std::log10(hi)));
+  std::string esc_title = title;
+  std::replace(esc_title.begin(), esc_title.end(), '"', '\'');
+  {
+    std::ofstream s(gp);
+    s << "set terminal svg size 720,640 dynamic background '#ffffff'\n"
+      << "set output \"" << fs::absolute(path).string() << "\"\n"
+      << "set logscale xy\nset grid\nset key top left\n"
+      << "set xrange [" << lo << ":" << hi << "]\nset yrange [" << lo << ":" << hi << "]\n"
+      << "set xlabel 'measured time per group (us)'\nset ylabel 'predicted time per group (us)'\n"
+      << "set title \"" << esc_title << "\"\n"
+      << "plot x title 'predicted = measured' lc rgb '#888888', "
+      << "'" << dat.string() << "' using 1:2 title 'before calibration' pt 6 lc rgb '#d62728', "
+      << "'" << dat.string() << "' using 1:3 title 'after calibration' pt 7 ps 0.6 lc rgb '#1f77b4'\n";
+  }
+  std::string prog = "gnuplot", script = gp.string();
+  std::vector<char*> argv = {prog.data(), script.data(), nullptr};
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ) != 0)
+    return "gnuplot not found (install gnuplot-nox)";
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fs::remove_all(tmp, ec);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "gnuplot failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  return "";
+}
+
+AccuracyResult accuracy_report(const AccuracyInputs& in) {
+  AccuracyResult res;
+  std::set<std::string> hold(in.holdout.begin(), in.holdout.end());
+  std::vector<MeasurementRecord> train, test;
+  std::set<std::string> train_models, test_models;
+  for (const auto& r : in.records) {
+    if (hold.count(r.model)) test.push_back(r), test_models.insert(r.model);
+    else train.push_back(r), train_models.insert(r.model);
+  }
+  if (test.empty()) throw Error("no measurements of the held-out models (--holdout names model files as recorded)");
+  std::vector<CalibrationSample> samples;
+  for (const auto& r : train) samples.push_back(to_sample(r));
+  res.fit = calibrate(in.prior, samples, in.calibration);
+  const DeviceSpec& cal = res.fit.device;
+  res.before_train = score(train, in.prior);
+  res.after_train = score(train, cal);
+  res.before_holdout = score(test, in.prior);
+  res.after_holdout = score(test, cal);
+
+  std::vector<double> meas, before, after;
+  for (const auto& r : test) {
+    meas.push_back(r.median_us);
+    before.push_back(predict_us(r.features, in.prior));
+    after.push_back(predict_us(r.features, cal));
+  }
+  if (!in.plot_path.empty())
+    res.plot_error = scatter_plot_svg(in.plot_path, meas, before, after,
+                                      "held-out groups on " + in.prior.name + ": predicted vs measured");
+
+  std::ostringstream md;
+  auto join = [](const std::set<std::string>& s) {
+    std::string o;
+    for (const auto& x : s) o += (o.empty() ? "" : ", ") + x;
+    return o;
+  };
+  md << "# Cost-model accuracy on " << in.prior.name << "\n\n"
+     << "Generated by `fuseplan accuracy` from " << in.records.size()
+     << " measured fusion groups (deduplicated by model and group; CPU backend, median of repetitions). "
+     << "Calibration is fitted on the training models only and scored on the held-out models "
+     << "(method: docs/calibration.md).\n\n"
+     << "- training models (" << train.size() << " groups): " << join(train_models) << "\n"
+     << "- held-out models (" << test.size() << " groups): " << join(test_models) << "\n";
+  for (const auto& f : in.measurement_files) md << "- measurements: `" << f << "`\n";
+  for (const auto& n : in.notes) md << "- " << n << "\n";
+  md << "\n## Scores\n\n| split | groups | MAPE before | MAPE after | Spearman before | Spearman after |\n"
+     << "|---|---|---|---|---|---|\n";
+  md << "| training (in-sample) | " << res.after_train.n << " | " << f(res.before_train.mape_pct, 1) << "% | "
+     << f(res.after_train.mape_pct, 1) << "% | " << f(res.before_train.spearman, 3) << " | "
+     << f(res.after_train.spearman, 3) << " |\n";
+  md << "| **held-out** | " << res.after_holdout.n << " | " << f(res.before_holdout.mape_pct, 1) << "% | **"
+     << f(res.after_holdout.mape_pct, 1) << "%** | " << f(res.before_holdout.spearman, 3) << " | **"
+     << f(res.after_holdout.spearman, 3) << "** |\n\n";
+  md << "Targets (held-out): Spearman ≥ 0.9 — " << (res.after_holdout.spearman >= 0.9 ? "met" : "**not met**")
+     << "; MAPE ≤ 20% — " << (res.after_holdout.mape_pct <= 20 ? "met" : "**not met**") << ".\n\n";
+  if (!in.plot_path.empty()) {
+    if (res.plot_error.empty())
+      md << "![held-out groups, predicted vs measured, log-log](" << std::filesystem::path(in.plot_path).filename().string()
+         << ")\n\n";
+    else
+      md << "(no plot: " << res.plot_error << ")\n\n";
+  }
+  md << "## Fitted parameters (training models)\n\n"
+     << res.fit.measurements << " groups, " << res.fit.memory_bound << " memory-bound and " << res.fit.compute_bound
+     << " compute-bound at convergence after " << res.fit.iterations << " regime assignment round(s); rms relative residual "
+     << f(100 * res.fit.rms_relative_residual, 1) << "%.\n\n| parameter | prior | fitted | ± std. error | support | note |\n|---|---|---|---|---|---|\n";
+  for (const auto& p : res.fit.parameters)
+    md << "| " << p.name << " | " << g4(p.prior) << " | " << g4(p.value) << " | "
+       << (p.held ? std::string("—") : g4(p.std_error)) << " | " << p.support << " | " << p.note << " |\n";
+  // Per kind, held-out.
+  md << "\n## Held-out error by group kind\n\n| kind | groups | MAPE before | MAPE after | median measured us |\n|---|---|---|---|---|\n";
+  std::map<std::string, std::vector<MeasurementRecord>> by_kind;
+  for (const auto& r : test) by_kind[r.kind].push_back(r);
+  for (const auto& [k, rs] : by_kind) {
+    std::vector<double> ms;
+    for (const auto& r : rs) ms.push_back(r.median_us);
+    md << "| " << k << " | " << rs.size() << " | " << f(score(rs, in.prior).mape_pct, 1) << "% | "
+       << f(score(rs, cal).mape_pct, 1) << "% | " << f(median(ms), 1) << " |\n";
+  }
+  if (!in.loops.empty()) {
+    md << "\n## Closed loop: search with the calibrated device\n\n"
+       << "| model | strategy | kernels (prior → calibrated) | predicted us (each on its device) | measured us prior plan | measured us calibrated plan | change |\n"
+       << "|---|---|---|---|---|---|---|\n";
+    for (const auto& c : in.loops) {
+      md << "| " << c.model << " | " << c.strategy << " | " << c.kernels_prior << " → " << c.kernels_calibrated << " | "
+         << f(c.predicted_prior_us, 0) << " → " << f(c.predicted_calibrated_us, 0) << " | " << f(c.measured_prior_us, 0)
+         << " (spread " << f(c.measured_prior_spread_pct, 0) << "%) | " << f(c.measured_calibrated_us, 0) << " (spread "
+         << f(c.measured_calibrated_spread_pct, 0) << "%) | "
+         << (c.plan_prior == c.plan_calibrated
+                 ? std::string("same plan")
+                 : f(100 * (c.measured_calibrated_us - c.measured_prior_us) / c.measured_prior_us, 1) + "%; " +
+                       c.differences)
+         << " |\n";
+    }
+  }
+  md << "\n## Held-out groups\n\n| model | strategy | group | kind | level | measured us | before us | after us | error after |\n"
+     << "|---|---|---|---|---|---|---|---|---|\n";
+  for (std::size_t i = 0; i < test.size(); ++i) {
+    const auto& r = test[i];
+    md << "| " << r.model << " | " << r.strategy << " | " << r.group << " | " << r.kind << " | "
+       << memory_level(r.features.bytes_read + r.features.bytes_written, in.prior) << " | " << f(meas[i], 1) << " | "
+       << f(before[i], 1) << " | " << f(after[i], 1) << " | " << f(100 * (after[i] - meas[i]) / meas[i], 0) << "% |\n";
+  }
+  res.markdown = md.str();
+  return res;
+}
+
+}  // namespace fuseplan

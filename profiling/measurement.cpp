@@ -1,0 +1,207 @@
+#include "profiling/measurement.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "emit/files.h"
+
+namespace fuseplan {
+
+namespace {
+using ojson = nlohmann::ordered_json;
+
+std::string group_text(const Graph& g, const Group& grp) {
+  std::string s;
+  for (NodeId n : grp.nodes) s += g.node(n).name + ",";
+  s += "|";
+  for (NodeId n : grp.materialised) s += g.node(n).name + ",";
+  return s;
+}
+
+template <class T> T get(const nlohmann::json& j, const char* key, const std::string& ctx) {
+  auto it = j.find(key);
+  if (it == j.end()) throw Error(ctx + ": missing field '" + key + "'");
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(ctx + ": field '" + key + "' has the wrong type (" + it->dump() + ")");
+  }
+}
+template <class T> T get_or(const nlohmann::json& j, const char* key, T dflt) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? dflt : it->get<T>();
+}
+}  // namespace
+
+std::string plan_id(const Graph& g, const Plan& plan) {
+  std::string s;
+  for (const Group& grp : plan.groups) s += group_text(g, grp) + "\n";
+  return sha256_hex(s).substr(0, 16);
+}
+
+std::string group_key(const Graph& g, const Group& grp) { return sha256_hex(group_text(g, grp)).substr(0, 16); }
+
+std::vector<MeasurementRecord> make_records(const Graph& g, const Plan& plan, const DeviceSpec& d,
+                                            const ProfileResult& m, const std::string& model_file, int threads) {
+  std::vector<MeasurementRecord> out;
+  const std::string pid = plan_id(g, plan);
+  for (std::size_t i = 0; i < plan.groups.size() && i < m.groups.size(); ++i) {
+    const Group& grp = plan.groups[i];
+    const GroupCost c = i < plan.costs.size() ? plan.costs[i] : cost(g, grp, d);
+    const GroupMeasurement& gm = m.groups[i];
+    MeasurementRecord r;
+    r.model = model_file;
+    r.model_sha256 = plan.model_sha256;
+    r.plan_id = pid;
+    r.strategy = plan.strategy;
+    r.group = static_cast<int>(i);
+    r.group_key = group_key(g, grp);
+    r.kind = std::string(to_string(grp.kind));
+    r.label = g.node(grp.nodes.front()).name + (grp.nodes.size() > 1 ? " .. " + g.node(grp.nodes.back()).name : "");
+    std::set<std::string> classes;
+    for (NodeId n : grp.nodes) classes.insert(std::string(to_string(g.node(n).op_class)));
+    r.op_classes.assign(classes.begin(), classes.end());
+    r.device = d.name;
+    r.dims = plan.dims;
+    r.threads = threads;
+    r.features = cost_features(g, grp, d);
+    r.t_mem_us = c.t_mem_us;
+    r.t_compute_us = c.t_compute_us;
+    r.launch_us = c.launch_us;
+    r.predicted_us = c.predicted_us;
+    r.bound = c.bound;
+    r.level = memory_level(r.features.bytes_read + r.features.bytes_written, d);
+    r.median_us = gm.median_us;
+    r.min_us = gm.min_us;
+    r.max_us = gm.max_us;
+    r.repetitions = gm.repetitions;
+    r.flushed = gm.flushed;
+    r.cycles = gm.cycles;
+    r.instructions = gm.instructions;
+    r.llc_misses = gm.llc_misses;
+    r.measured_bytes_read = gm.measured_bytes_read;
+    r.measured_bytes_written = gm.measured_bytes_written;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string record_to_json(const MeasurementRecord& r) {
+  ojson j;
+  j["schema"] = kMeasurementSchema;
+  j["model"] = r.model;
+  j["model_sha256"] = r.model_sha256;
+  j["plan_id"] = r.plan_id;
+  j["strategy"] = r.strategy;
+  j["group"] = r.group;
+  j["group_key"] = r.group_key;
+  j["kind"] = r.kind;
+  j["label"] = r.label;
+  j["op_classes"] = r.op_classes;
+  j["device"] = r.device;
+  j["dims"] = r.dims;
+  j["threads"] = r.threads;
+  const CostFeatures& f = r.features;
+  j["predicted"] = {{"bytes_read", f.bytes_read},
+                    {"bytes_written", f.bytes_written},
+                    {"spill_bytes_raw", f.spill_bytes_raw},
+                    {"flops_contraction", f.flops_contraction},
+                    {"flops_other", f.flops_other},
+                    {"occupancy", f.occupancy},
+                    {"level", r.level},
+                    {"t_mem_us", r.t_mem_us},
+                    {"t_compute_us", r.t_compute_us},
+                    {"launch_us", r.launch_us},
+                    {"predicted_us", r.predicted_us},
+                    {"bound", r.bound}};
+  ojson m = {{"median_us", r.median_us}, {"min_us", r.min_us},           {"max_us", r.max_us},
+             {"repetitions", r.repetitions}, {"flushed", r.flushed}};
+  auto opt = [&](const char* k, double v) {
+    if (v >= 0) m[k] = v;
+  };
+  opt("cycles", r.cycles);
+  opt("instructions", r.instructions);
+  opt("llc_misses", r.llc_misses);
+  opt("bytes_read", r.measured_bytes_read);
+  opt("bytes_written", r.measured_bytes_written);
+  j["measured"] = std::move(m);
+  return j.dump();
+}
+
+MeasurementRecord record_from_json(const std::string& line) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error&) {
+    throw Error("malformed JSON");
+  }
+  if (!j.is_object()) throw Error("a measurement record must be a JSON object");
+  const std::string ctx = "measurement";
+  if (auto s = get<std::string>(j, "schema", ctx); s != kMeasurementSchema)
+    throw Error("unknown measurement schema '" + s + "' (expected " + kMeasurementSchema + ")");
+  MeasurementRecord r;
+  r.model = get<std::string>(j, "model", ctx);
+  r.model_sha256 = get_or<std::string>(j, "model_sha256", "");
+  r.plan_id = get_or<std::string>(j, "plan_id", "");
+  r.strategy = get_or<std::string>(j, "strategy", "");
+  r.group = get<int>(j, "group", ctx);
+  r.group_key = get_or<std::string>(j, "group_key", "");
+  r.kind = get_or<std::string>(j, "kind", "");
+  r.label = get_or<std::string>(j, "label", "");
+  r.op_classes = get_or<std::vector<std::string>>(j, "op_classes", {});
+  r.device = get<std::string>(j, "device", ctx);
+  r.dims = get_or<std::map<std::string, int64_t>>(j, "dims", {});
+  r.threads = get_or<int>(j, "threads", 0);
+  const auto p = get<nlohmann::json>(j, "predicted", ctx);
+  const std::string pc = ctx + ".predicted";
+  r.features.bytes_read = get<double>(p, "bytes_read", pc);
+  r.features.bytes_written = get<double>(p, "bytes_written", pc);
+  r.features.spill_bytes_raw = get_or<double>(p, "spill_bytes_raw", 0);
+  r.features.flops_contraction = get<double>(p, "flops_contraction", pc);
+  r.features.flops_other = get<double>(p, "flops_other", pc);
+  r.features.occupancy = get_or<double>(p, "occupancy", 1);
+  r.level = get_or<std::string>(p, "level", "");
+  r.t_mem_us = get_or<double>(p, "t_mem_us", 0);
+  r.t_compute_us = get_or<double>(p, "t_compute_us", 0);
+  r.launch_us = get_or<double>(p, "launch_us", 0);
+  r.predicted_us = get<double>(p, "predicted_us", pc);
+  r.bound = get_or<std::string>(p, "bound", "");
+  const auto m = get<nlohmann::json>(j, "measured", ctx);
+  const std::string mc = ctx + ".measured";
+  r.median_us = get<double>(m, "median_us", mc);
+  r.min_us = get_or<double>(m, "min_us", r.median_us);
+  r.max_us = get_or<double>(m, "max_us", r.median_us);
+  r.repetitions = get_or<int>(m, "repetitions", 1);
+  r.flushed = get_or<bool>(m, "flushed", false);
+  r.cycles = get_or<double>(m, "cycles", -1);
+  r.instructions = get_or<double>(m, "instructions", -1);
+  r.llc_misses = get_or<double>(m, "llc_misses", -1);
+  r.measured_bytes_read = get_or<double>(m, "bytes_read", -1);
+  r.measured_bytes_written = get_or<double>(m, "bytes_written", -1);
+  return r;
+}
+
+std::vector<MeasurementRecord> read_records(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot read measurements '" + path + "'");
+  std::vector<MeasurementRecord> out;
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      out.push_back(record_from_json(line));
+    } catch (const Error& e) {
+      throw Error(path + ":" + std::to_string(no) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+CalibrationSample to_sample(const MeasurementRecord& r) {
+  return {r.features, r.median_us, r.model + "#" + r.strategy + "#" + std::to_string(r.group)};
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,67 @@
+// Measurement records: one JSON object per line (JSONL), one per measured
+// fusion group. They carry the group's cost features and the prediction
+// (so `fuseplan calibrate` needs no model files) and the measured times.
+// Field list: docs/calibration.md.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "costmodel/calibrate.h"
+#include "profiling/profiler.h"
+#include "search/plan.h"
+
+namespace fuseplan {
+
+inline constexpr const char* kMeasurementSchema = "fuseplan.measurement/1";
+
+struct MeasurementRecord {
+  // --- what was measured ---
+  std::string model;            // file name (held-out splits group by it)
+  std::string model_sha256;
+  std::string plan_id;          // plan_id(): hash of the plan's groups
+  std::string strategy;
+  int group = 0;                // index in the plan
+  std::string group_key;        // group_key(): the same group in several plans shares it
+  std::string kind;             // GroupKind word
+  std::string label;            // first .. last primitive
+  std::vector<std::string> op_classes;  // classes present, sorted
+  std::string device;
+  std::map<std::string, int64_t> dims;
+  int threads = 0;
+  // --- predicted (by the device the plan was priced on) ---
+  CostFeatures features;
+  double t_mem_us = 0, t_compute_us = 0, launch_us = 0, predicted_us = 0;
+  std::string bound;            // memory | compute | launch
+  std::string level;            // memory level of the working set
+  // --- measured ---
+  double median_us = 0, min_us = 0, max_us = 0;
+  int repetitions = 0;
+  bool flushed = false;
+  double cycles = -1, instructions = -1, llc_misses = -1;      // < 0 = not measured
+  double measured_bytes_read = -1, measured_bytes_written = -1;
+};
+
+/// Hash (first 16 hex digits of SHA-256) of the plan's groups: node names and
+/// materialised tensors of each group, in order.
+std::string plan_id(const Graph& g, const Plan& plan);
+/// Hash of one group's node names and materialised tensors.
+std::string group_key(const Graph& g, const Group& grp);
+
+/// Records of a profiled plan: prediction from plan.costs and `d`, measured
+/// fields from `m` (m.groups[i] measures plan.groups[i]).
+std::vector<MeasurementRecord> make_records(const Graph& g, const Plan& plan, const DeviceSpec& d,
+                                            const ProfileResult& m, const std::string& model_file, int threads);
+
+/// One line of JSON (no newline).
+std::string record_to_json(const MeasurementRecord& r);
+/// Parses one line; throws Error naming the missing/mistyped field.
+MeasurementRecord record_from_json(const std::string& line);
+/// Reads a JSONL file (blank lines skipped); errors name file and line.
+std::vector<MeasurementRecord> read_records(const std::string& path);
+
+/// The calibration sample of a record (tag "model#strategy#group").
+CalibrationSample to_sample(const MeasurementRecord& r);
+
+}  // namespace fuseplan
