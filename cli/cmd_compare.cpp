@@ -1,8 +1,11 @@
 // fuseplan compare MODEL... --device D --batch 1,8,64 [--strategies LIST|all]
 //                  [--dim N=V ...] [--time-limit S] [--csv FILE] [--json]
+//                  [--measure [--repeat K] [--chart FILE.svg]]
 // One row per model × batch × strategy: kernels, bytes, predicted µs,
 // speedup over unfused, search time; `*` marks the best plan of each
-// model × batch. CSV and JSON files are written atomically.
+// model × batch. CSV and JSON files are written atomically. --measure also
+// runs every distinct plan on the CPU backend (tune's PlanMeasurer) and draws
+// the measured times as a gnuplot bar chart.
 #include <iostream>
 #include <sstream>
 
@@ -10,6 +13,8 @@
 
 #include "cli/common.h"
 #include "emit/files.h"
+#include "profiling/tune_chart.h"
+#include "profiling/tune_measure.h"
 #include "search/strategy.h"
 
 namespace fuseplan::cli {
@@ -24,6 +29,9 @@ struct CompareArgs {
   double time_limit_s = 60;
   std::string csv;
   bool json = false;
+  bool measure = false;
+  int repeat = 3;
+  std::string chart = "compare.svg";
 };
 
 struct Row {
@@ -32,6 +40,7 @@ struct Row {
   Plan plan;
   double speedup = 1;
   bool best = false;
+  double measured_us = -1;  // --measure
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -58,11 +67,13 @@ std::string csv_field(const std::string& s) {
 
 std::string to_csv(const std::vector<Row>& rows) {
   std::ostringstream os;
-  os << "model,batch,strategy,kernels,bytes,predicted_us,speedup,search_ms,best,status\n";
+  os << "model,batch,strategy,kernels,bytes,predicted_us,speedup,search_ms,best,status"
+     << (!rows.empty() && rows.front().measured_us >= 0 ? ",measured_us" : "") << "\n";
   for (const auto& r : rows)
     os << csv_field(r.model) << "," << r.batch << "," << r.plan.strategy << "," << r.plan.totals.kernels << ","
        << fmt(r.plan.totals.bytes, 0) << "," << fmt(r.plan.totals.predicted_us, 3) << "," << fmt(r.speedup, 3) << ","
-       << fmt(r.plan.totals.search_ms, 2) << "," << (r.best ? 1 : 0) << "," << csv_field(r.plan.status) << "\n";
+       << fmt(r.plan.totals.search_ms, 2) << "," << (r.best ? 1 : 0) << "," << csv_field(r.plan.status)
+       << (r.measured_us >= 0 ? "," + fmt(r.measured_us, 3) : "") << "\n";
   return os.str();
 }
 
@@ -81,6 +92,8 @@ std::string to_json(const std::vector<Row>& rows, const std::string& device) {
                          {"search_ms", r.plan.totals.search_ms},
                          {"best", r.best},
                          {"status", r.plan.status}});
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].measured_us >= 0) j["rows"][i]["measured_us"] = rows[i].measured_us;
   return j.dump(2) + "\n";
 }
 
@@ -91,6 +104,9 @@ void run_compare(const CompareArgs& a) {
   SearchOptions o;
   o.time_limit_s = a.time_limit_s;
   std::vector<Row> rows;
+  RunOptions ro;
+  ro.repeat = a.repeat;
+  PlanMeasurer measurer(ro);
   for (const auto& path : a.models) {
     for (int64_t b : batches) {
       ModelArgs m;
@@ -103,6 +119,7 @@ void run_compare(const CompareArgs& a) {
       for (const auto& s : names) {
         Row r{path, b, s == "unfused" ? base : search(lm.graph, d, s, o)};
         r.speedup = r.plan.totals.predicted_us > 0 ? base.totals.predicted_us / r.plan.totals.predicted_us : 1;
+        if (a.measure) r.measured_us = measurer.measure(lm.graph, r.plan, path + "@b" + std::to_string(b)).measured_us;
         rows.push_back(std::move(r));
       }
       std::size_t best = first;
@@ -112,6 +129,15 @@ void run_compare(const CompareArgs& a) {
     }
   }
   if (!a.csv.empty()) write_file_atomic(a.csv, to_csv(rows));
+  if (a.measure) {
+    std::vector<ChartCluster> clusters;
+    for (const auto& r : rows) {
+      const std::string label = r.model.substr(r.model.find_last_of('/') + 1) + (r.batch ? " b=" + std::to_string(r.batch) : "");
+      if (clusters.empty() || clusters.back().label != label) clusters.push_back({label, {}});
+      clusters.back().values_us[r.plan.strategy] = r.measured_us;
+    }
+    write_bar_chart_svg(a.chart, "measured time per strategy on " + d.name, names, clusters);
+  }
   if (a.json) {
     std::cout << to_json(rows, d.name);
     return;
@@ -122,11 +148,16 @@ void run_compare(const CompareArgs& a) {
                      r.plan.strategy + (r.best ? " *" : ""), std::to_string(r.plan.totals.kernels),
                      fmt_bytes(r.plan.totals.bytes), fmt(r.plan.totals.predicted_us), fmt(r.speedup) + "x",
                      fmt(r.plan.totals.search_ms, 1), r.plan.status});
+  std::vector<std::string> header = {"model", "batch", "strategy", "kernels", "bytes", "predicted_us", "speedup",
+                                     "search_ms", "status"};
+  if (a.measure) {
+    header.push_back("measured_us");
+    for (std::size_t i = 0; i < rows.size(); ++i) table[i].push_back(fmt(rows[i].measured_us, 1));
+  }
   std::cout << "device " << d.name << " (* = best predicted plan per model and batch)\n"
-            << format_table({"model", "batch", "strategy", "kernels", "bytes", "predicted_us", "speedup",
-                             "search_ms", "status"},
-                            table);
+            << format_table(header, table);
   if (!a.csv.empty()) std::cout << "wrote " << a.csv << "\n";
+  if (a.measure) std::cout << "wrote " << a.chart << "\n";
 }
 }  // namespace
 
@@ -144,6 +175,9 @@ void add_compare(CLI::App& app) {
   cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")->capture_default_str();
   cmd->add_option("--csv", a->csv, "also write the table as CSV (atomically)");
   cmd->add_flag("--json", a->json, "print the table as JSON");
+  cmd->add_flag("--measure", a->measure, "also run every plan on the CPU backend and chart measured times (gnuplot SVG)");
+  cmd->add_option("--repeat", a->repeat, "--measure: timed repetitions per plan (median)")->capture_default_str();
+  cmd->add_option("--chart", a->chart, "--measure: bar chart SVG to write")->capture_default_str();
   cmd->callback([a] { run_compare(*a); });
 }
 

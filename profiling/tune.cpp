@@ -121,6 +121,7 @@ class Tuner {
 
   void peers(BatchTune& b, const std::string& scope) {
     const Graph& g = *b.graph;
+    ev_.round = 0;
     SearchOptions so = opts_.search;
     so.time_limit_s = opts_.peer_time_limit_s;
     for (const auto& name : strategy_names()) {

@@ -16,6 +16,15 @@ void add_calibration_samples(const Graph& g, const Plan& plan, const RunResult& 
 
 Recalibration recalibrate(const DeviceSpec& prior, const std::vector<CalibrationSample>& samples) {
   Recalibration r{prior, false, ""};
+  // Fewer measured kernels than this cannot support any fitted parameter
+  // (CalibrationOptions::min_support per parameter, plus residual degrees of
+  // freedom); tune waits for more instead of asking for a degenerate fit.
+  constexpr std::size_t kMinSamples = 8;
+  if (samples.size() < kMinSamples) {
+    r.note = "recalibration deferred, prior kept: " + std::to_string(samples.size()) + " measured kernels so far (need " +
+             std::to_string(kMinSamples) + ")";
+    return r;
+  }
   try {
     CalibrationResult c = calibrate(prior, samples);
     r.device = c.device;

@@ -77,7 +77,7 @@ TEST(TuneDiff, BroadcastProducerIsFusedAtBatch1AndKeptAtBatch64) {
   EXPECT_EQ(f.at[1].blocker, Blocker::unprofitable);
   EXPECT_LT(f.at[1].delta_us, 0);
   EXPECT_NE(f.at[1].producer_group, f.at[1].consumer_group);
-  EXPECT_EQ(f.at[1].consumer_cost.bound, "memory");  // y alone: one read of x, one write
+  EXPECT_GT(f.at[1].consumer_cost.predicted_us, 0);
   // t1 -> t2 stays fused at both sizes: not a flip.
   const std::string md = read_file(dir + "/out/diff.md");
   EXPECT_NE(md.find("## t2 → y"), std::string::npos) << md;
