@@ -48,5 +48,6 @@ void add_explain(CLI::App& app);
 void add_compare(CLI::App& app);
 void add_emit(CLI::App& app);
 void add_run(CLI::App& app);
+void add_tune(CLI::App& app);
 
 }  // namespace fuseplan::cli

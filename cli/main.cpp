@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   fuseplan::cli::add_compare(app);
   fuseplan::cli::add_emit(app);
   fuseplan::cli::add_run(app);
+  fuseplan::cli::add_tune(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
