@@ -119,7 +119,7 @@ FusionDecision can_fuse_edge(const Graph& g, NodeId producer, NodeId consumer) {
 }
 
 FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, std::span<const NodeId> cg,
-                                  const DeviceSpec& d) {
+                                  const DeviceSpec& d, bool check_cycles) {
   std::unordered_set<NodeId> in_p(pg.begin(), pg.end()), in_c(cg.begin(), cg.end());
   FusionDecision out = FusionDecision::allow();
   NodeId any_p = kNoNode, any_c = kNoNode;
@@ -229,7 +229,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   }
 
   // 5. Cycles: a path from one group to the other through a third.
-  if (g.has_path_outside(pg, cg) || g.has_path_outside(cg, pg))
+  if (check_cycles && (g.has_path_outside(pg, cg) || g.has_path_outside(cg, pg)))
     return FusionDecision::forbid(Blocker::cycle, edge + ": another kernel lies on a path between the two groups");
 
   for (NodeId p : pg)

@@ -52,8 +52,11 @@ FusionDecision can_fuse_edge(const Graph& g, NodeId producer, NodeId consumer);
 /// prologues), reduction compatibility (row-resident multipass needs the row
 /// to fit one block: else reduction_barrier / shared_memory), iteration
 /// spaces, and cycles (a path P -> X -> C through another group).
+/// `check_cycles = false` skips step 5 for callers that check cycles on
+/// their own group DAG (cheaper than the node-level search).
 FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> producer_group,
-                                  std::span<const NodeId> consumer_group, const DeviceSpec& d);
+                                  std::span<const NodeId> consumer_group, const DeviceSpec& d,
+                                  bool check_cycles = true);
 
 /// Whether the producer group may be *duplicated* (recomputed) inside a
 /// consumer group: only cheap groups (no contraction, no reduction, no

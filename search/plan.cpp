@@ -23,26 +23,39 @@ Action action_from_string(std::string_view s) {
   throw Error("unknown decision action '" + std::string(s) + "'");
 }
 
-std::vector<NodeId> materialised_nodes(const Graph& g, const std::vector<std::vector<NodeId>>& partition,
-                                       std::size_t gi) {
-  // home[n] = first group holding n; groups_of[n] = all groups holding n.
-  std::unordered_map<NodeId, std::vector<std::size_t>> groups_of;
-  for (std::size_t i = 0; i < partition.size(); ++i)
-    for (NodeId n : partition[i]) groups_of[n].push_back(i);
+namespace {
+/// Materialised subset of group gi given groups_of[n] = groups holding n,
+/// ascending (the first is the home group that writes it).
+std::vector<NodeId> materialised_in(const Graph& g, const std::vector<std::vector<NodeId>>& partition,
+                                    const std::vector<std::vector<std::size_t>>& groups_of, std::size_t gi) {
   std::vector<NodeId> out;
   for (NodeId n : partition[gi]) {
     if (groups_of[n].front() != gi) continue;  // a duplicate copy never writes
     bool need = g.node(n).is_graph_output;
     for (NodeId c : g.consumers(n)) {
       if (need) break;
-      for (std::size_t k : groups_of[c]) {
-        const auto& members = groups_of[n];
-        if (std::find(members.begin(), members.end(), k) == members.end()) { need = true; break; }
-      }
+      for (std::size_t k : groups_of[c])
+        if (!std::binary_search(groups_of[n].begin(), groups_of[n].end(), k)) {
+          need = true;
+          break;
+        }
     }
     if (need) out.push_back(n);
   }
   return out;
+}
+
+std::vector<std::vector<std::size_t>> holders(const Graph& g, const std::vector<std::vector<NodeId>>& partition) {
+  std::vector<std::vector<std::size_t>> groups_of(g.size());
+  for (std::size_t i = 0; i < partition.size(); ++i)
+    for (NodeId n : partition[i]) groups_of[n].push_back(i);
+  return groups_of;
+}
+}  // namespace
+
+std::vector<NodeId> materialised_nodes(const Graph& g, const std::vector<std::vector<NodeId>>& partition,
+                                       std::size_t group_index) {
+  return materialised_in(g, partition, holders(g, partition), group_index);
 }
 
 Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<NodeId>> partition,
@@ -101,11 +114,12 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
   Plan plan;
   plan.device = d.name;
   plan.strategy = strategy;
+  const auto ordered_holders = holders(g, ordered);
   for (std::size_t gi = 0; gi < ordered.size(); ++gi) {
     Group grp;
     grp.id = static_cast<int>(gi);
     grp.nodes = ordered[gi];
-    grp.materialised = materialised_nodes(g, ordered, gi);
+    grp.materialised = materialised_in(g, ordered, ordered_holders, gi);
     plan.groups.push_back(std::move(grp));
   }
   // Duplicated: nodes held by more than one group, listed where they are not home.

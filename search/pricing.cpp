@@ -68,11 +68,51 @@ double roundtrip_us(double bytes, const DeviceSpec& d) {
   return bw > 0 ? 2.0 * bytes / (bw * 1e3) : 0.0;
 }
 
+namespace {
+/// Kernel-level DAG of a plan (groups are in topological order, so every
+/// edge goes from a lower to a higher id).
+struct GroupDag {
+  std::vector<std::vector<int>> succ;
+
+  GroupDag(const Graph& g, const Plan& plan, const std::vector<int>& home) : succ(plan.groups.size()) {
+    for (const auto& grp : plan.groups) {
+      for (NodeId n : grp.nodes)
+        for (NodeId o : g.operands(n))
+          if (g.node(o).op_class != OpClass::source && !grp.contains(o)) succ[home[o]].push_back(grp.id);
+    }
+    for (auto& s : succ) {
+      std::sort(s.begin(), s.end());
+      s.erase(std::unique(s.begin(), s.end()), s.end());
+    }
+  }
+  /// A path p -> x -> ... -> c through another kernel x (merging p and c would close a cycle).
+  bool has_indirect_path(int p, int c) const {
+    std::vector<int> stack;
+    std::vector<char> seen(succ.size(), 0);
+    for (int x : succ[p])
+      if (x != c && x < c) stack.push_back(x);
+    while (!stack.empty()) {
+      int v = stack.back();
+      stack.pop_back();
+      if (seen[v]) continue;
+      seen[v] = 1;
+      for (int w : succ[v]) {
+        if (w == c) return true;
+        if (w < c && !seen[w]) stack.push_back(w);
+      }
+    }
+    return false;
+  }
+};
+}  // namespace
+
 std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, const Plan& plan) {
   std::vector<int> home(g.size(), -1);
   for (const auto& grp : plan.groups)
     for (NodeId n : grp.nodes)
       if (home[n] < 0) home[n] = grp.id;
+  const GroupDag dag(g, plan, home);
+  std::map<std::pair<int, int>, GroupCost> merged_cost;  // one pricing per pair of kernels
   std::vector<DecisionRecord> out;
   for (NodeId c : g.topo_order()) {
     if (g.node(c).op_class == OpClass::source) continue;
@@ -106,7 +146,11 @@ std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, c
       }
       const Group& gp = plan.groups[home[p]];
       FusionDecision dec = can_fuse_edge(g, p, c);
-      if (dec.ok()) dec = can_merge_vertical(g, gp.nodes, gc.nodes, d);
+      if (dec.ok()) dec = can_merge_vertical(g, gp.nodes, gc.nodes, d, /*check_cycles=*/false);
+      if (dec.ok() && dag.has_indirect_path(gp.id, gc.id))
+        dec = FusionDecision::forbid(Blocker::cycle, "'" + r.producer + "' -> '" + r.consumer + "': kernel " +
+                                                         std::to_string(gp.id) + " reaches kernel " +
+                                                         std::to_string(gc.id) + " through another kernel");
       if (!dec.ok()) {
         r.action = Action::blocked;
         r.blocker = dec.blocker;
@@ -114,9 +158,13 @@ std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, c
         out.push_back(std::move(r));
         continue;
       }
-      std::vector<NodeId> both = gp.nodes;
-      both.insert(both.end(), gc.nodes.begin(), gc.nodes.end());
-      const GroupCost merged = price_set(g, d, both);
+      auto [it, fresh] = merged_cost.try_emplace({gp.id, gc.id});
+      if (fresh) {
+        std::vector<NodeId> both = gp.nodes;
+        both.insert(both.end(), gc.nodes.begin(), gc.nodes.end());
+        it->second = price_set(g, d, both);
+      }
+      const GroupCost& merged = it->second;
       r.delta_us = plan.costs[gp.id].predicted_us + plan.costs[gc.id].predicted_us - merged.predicted_us;
       r.action = Action::kept;
       std::set<int> reader_groups;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include "costmodel/device.h"
@@ -42,8 +43,17 @@ std::string first_opaque(const Graph& g) {
 
 class SharedModel : public ::testing::TestWithParam<std::string> {};
 
+// Compiling every strategy's kernels for every model takes tens of minutes on
+// a 2-core machine; by default the two smallest models run (CI), all of them
+// with FUSEPLAN_SLOW_TESTS=1.
+bool runs_by_default(const std::string& file) {
+  return file == "mnist_wonnx.onnx" || file == "trt_residual_block.onnx";
+}
+
 TEST_P(SharedModel, EveryStrategyIsBitIdenticalAtBatch1) {
   const std::string file = GetParam();
+  if (!runs_by_default(file) && !std::getenv("FUSEPLAN_SLOW_TESTS"))
+    GTEST_SKIP() << file << ": slow (compiles every strategy's kernels); set FUSEPLAN_SLOW_TESTS=1 to run";
   ImportOptions io;
   io.batch = 1;
   io.dims = small_dims(file);

@@ -19,6 +19,7 @@
 
 #include "graph/shape_check.h"
 #include "test_util.h"
+#include "../shared_models.h"
 
 namespace fuseplan {
 namespace {
@@ -98,21 +99,7 @@ onnx::ModelProto load(const std::string& path) {
   return m;
 }
 
-// Dims each model needs beyond --batch (sequence lengths, image sizes).
-std::map<std::string, int64_t> model_dims(const std::string& file) {
-  if (file.find("roberta") != std::string::npos) return {{"seq_len", 128}};
-  if (file.find("t5-encoder") != std::string::npos || file.find("distilbert") != std::string::npos)
-    return {{"sequence", 128}};
-  if (file.find("gpt2-") != std::string::npos)
-    return {{"input1_dynamic_axes_2", 1}, {"input1_dynamic_axes_3", 128}};
-  if (file.find("fcn-resnet") != std::string::npos) return {{"height", 224}, {"width", 224}};
-  if (file.find("tiny-yolov3") != std::string::npos) return {{"input_1:2", 416}, {"input_1:3", 416}};
-  if (file.find("gpt2_tiny") != std::string::npos)
-    return {{"seq_len", 16}, {"past_seq_len", 16}, {"total_seq_len", 32}};
-  // Only consistent when both are 100: [S,B,100] x Transpose -> [100,B,S] needs B == 100 and S in {1,100}.
-  if (file.find("attention_head") != std::string::npos) return {{"sequence_len", 100}, {"batch", 100}};
-  return {};
-}
+using test::model_dims;
 
 nlohmann::json manifest() {
   std::ifstream f(models_dir() + "/manifest.json");
