@@ -70,6 +70,24 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
         throw Error("partition puts source '" + g.node(n).name + "' in a kernel");
     if (!p.empty()) parts.push_back(std::move(p));
   }
+  // A kernel whose every primitive another kernel also computes is redundant
+  // (duplication left nothing for it to write): drop it.
+  {
+    std::vector<int> holder_count(g.size(), 0);
+    for (const auto& p : parts)
+      for (NodeId n : p) holder_count[n]++;
+    std::vector<std::vector<NodeId>> kept;
+    for (auto& p : parts) {
+      bool redundant = true;
+      for (NodeId n : p) redundant = redundant && holder_count[n] > 1;
+      if (redundant) {
+        for (NodeId n : p) holder_count[n]--;
+      } else {
+        kept.push_back(std::move(p));
+      }
+    }
+    parts = std::move(kept);
+  }
   std::vector<std::vector<std::size_t>> groups_of(g.size());
   for (std::size_t i = 0; i < parts.size(); ++i)
     for (NodeId n : parts[i]) groups_of[n].push_back(i);

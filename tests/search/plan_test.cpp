@@ -84,3 +84,21 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace fuseplan
+
+namespace fuseplan {
+namespace {
+
+// Regression: duplication can leave a kernel whose primitives every reader
+// recomputes; make_plan used to keep it as a kernel that writes nothing.
+TEST(MakePlan, DropsAKernelEveryPrimitiveOfWhichIsComputedElsewhere) {
+  Graph g = import_onnx_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\nt (float[8, 4] x) => (float[8, 4] y) { t = Relu(x)\n y = Exp(t) }",
+      {}, "t");
+  Plan p = make_plan(g, h100(), {{g.at("t")}, {g.at("t"), g.at("y")}}, "test");
+  ASSERT_EQ(p.totals.kernels, 1);
+  EXPECT_EQ(p.groups[0].nodes.size(), 2u);
+  EXPECT_EQ(p.totals.bytes, 8 * 4 * 4 * 2);  // read x, write y
+}
+
+}  // namespace
+}  // namespace fuseplan

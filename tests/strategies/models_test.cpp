@@ -5,22 +5,13 @@
 
 #include <filesystem>
 
+#include "tests/shared_models.h"
 #include "tests/strategies/strategy_test_util.h"
 
 namespace fuseplan {
 namespace {
 
-std::map<std::string, int64_t> model_dims(const std::string& file) {
-  if (file.find("roberta") != std::string::npos) return {{"seq_len", 128}};
-  if (file.find("t5-encoder") != std::string::npos || file.find("distilbert") != std::string::npos)
-    return {{"sequence", 128}};
-  if (file.find("gpt2-") != std::string::npos) return {{"input1_dynamic_axes_2", 1}, {"input1_dynamic_axes_3", 128}};
-  if (file.find("fcn-resnet") != std::string::npos) return {{"height", 224}, {"width", 224}};
-  if (file.find("tiny-yolov3") != std::string::npos) return {{"input_1:2", 416}, {"input_1:3", 416}};
-  if (file.find("gpt2_tiny") != std::string::npos) return {{"seq_len", 16}, {"past_seq_len", 16}, {"total_seq_len", 32}};
-  if (file.find("attention_head") != std::string::npos) return {{"sequence_len", 100}, {"batch", 100}};
-  return {};
-}
+using test::model_dims;
 
 TEST(SharedModels, EveryStrategyGivesAValidPlanAtBatch1) {
   const std::string dir = std::string(FUSEPLAN_SHARED_DIR) + "/models/onnx";
