@@ -48,6 +48,9 @@ void add_explain(CLI::App& app);
 void add_compare(CLI::App& app);
 void add_emit(CLI::App& app);
 void add_run(CLI::App& app);
+void add_measure(CLI::App& app);
+void add_calibrate(CLI::App& app);
+void add_accuracy(CLI::App& app);
 void add_tune(CLI::App& app);
 
 }  // namespace fuseplan::cli

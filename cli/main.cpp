@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   fuseplan::cli::add_compare(app);
   fuseplan::cli::add_emit(app);
   fuseplan::cli::add_run(app);
+  fuseplan::cli::add_measure(app);
+  fuseplan::cli::add_calibrate(app);
+  fuseplan::cli::add_accuracy(app);
   fuseplan::cli::add_tune(app);
   try {
     app.parse(argc, argv);

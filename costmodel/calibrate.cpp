@@ -382,7 +382,17 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   if (L.spill >= 0) {
     int l1 = l1_index(d);
     double pen = x[L.spill] / safe_div(kUsPerByteAtGBps, level_bw(l1, d) * d.e_mem);
-    auto fp = add(L.spill, prior.spill_penalty, pen, rel(L.spill));
+    // penalty = x_spill / x_L1: relative variance by the delta method with
+    // the covariance of the two estimates (when both are fitted).
+    double rel_pen = rel(L.spill);
+    int c1 = L.column_of_level(l1), ks = -1, k1 = -1;
+    for (int k = 0; k < pf; ++k) ks = cols[k] == L.spill ? k : ks, k1 = cols[k] == c1 ? k : k1;
+    if (ks >= 0 && k1 >= 0 && x[L.spill] > 0 && x[c1] > 0) {
+      double v = cov(ks, ks) / (x[L.spill] * x[L.spill]) + cov(k1, k1) / (x[c1] * x[c1]) -
+                 2 * cov(ks, k1) / (x[L.spill] * x[c1]);
+      rel_pen = std::sqrt(std::max(0.0, v));
+    }
+    auto fp = add(L.spill, prior.spill_penalty, pen, rel_pen);
     d.spill_penalty = fp.value;
     note_source("spill_penalty", fp);
   }

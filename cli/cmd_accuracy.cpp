@@ -1,0 +1,101 @@
+// fuseplan accuracy --device D MEASUREMENTS... --holdout MODEL,... [-o report.md]
+// [--closed-loop MODEL...]: predicted vs measured before and after
+// calibration on a held-out split, scatter plot, closed-loop check.
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "cli/common.h"
+#include "emit/files.h"
+#include "profiling/accuracy.h"
+#include "profiling/measurement.h"
+
+namespace fuseplan::cli {
+
+namespace {
+struct AccuracyArgs {
+  std::string device = "host-cpu";
+  std::vector<std::string> files;
+  std::vector<std::string> holdout;
+  std::string out = "results/cost-model-accuracy.md";
+  std::vector<std::string> loop_models;
+  std::string loop_strategy = "cost";
+  int64_t batch = 0;
+  std::vector<std::string> dim_args;
+  int rounds = 3;
+  std::vector<std::string> hold;
+  std::vector<std::string> notes;
+  ProfileOptions opts;
+};
+
+void run_accuracy(const AccuracyArgs& a) {
+  AccuracyInputs in;
+  in.prior = load_device(a.device);
+  for (const auto& f : a.files) {
+    auto rs = read_records(f);
+    in.records.insert(in.records.end(), rs.begin(), rs.end());
+    in.measurement_files.push_back(f);
+  }
+  in.records = dedupe_records(in.records);
+  in.holdout = a.holdout;
+  in.calibration.hold = a.hold;
+  in.notes = a.notes;
+  if (in.holdout.empty()) {  // every third model, sorted
+    std::set<std::string> models;
+    for (const auto& r : in.records) models.insert(r.model);
+    int i = 0;
+    for (const auto& m : models)
+      if (i++ % 3 == 2) in.holdout.push_back(m);
+  }
+  namespace fs = std::filesystem;
+  if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
+  in.plot_path = (fs::path(a.out).parent_path() / (fs::path(a.out).stem().string() + ".svg")).string();
+  if (!a.loop_models.empty()) {
+    // Fit once on the training split for the loop (the report refits the same way).
+    AccuracyInputs probe = in;
+    probe.plot_path.clear();
+    AccuracyResult pre = accuracy_report(probe);
+    for (const auto& path : a.loop_models) {
+      ModelArgs ma;
+      ma.path = path;
+      ma.batch = a.batch;
+      ma.dim_args = a.dim_args;
+      LoadedModel m = load_model(ma);
+      in.loops.push_back(closed_loop(m.graph, fs::path(path).filename().string(), in.prior, pre.fit.device,
+                                     a.loop_strategy, a.opts, a.rounds));
+      std::cerr << "fuseplan: closed loop " << path << ": measured " << fmt(in.loops.back().measured_prior_us, 0)
+                << " us (prior plan) vs " << fmt(in.loops.back().measured_calibrated_us, 0) << " us (calibrated plan)\n";
+    }
+  }
+  AccuracyResult res = accuracy_report(in);
+  write_file_atomic(a.out, res.markdown);
+  std::cout << "held-out (" << res.after_holdout.n << " groups): MAPE " << fmt(res.before_holdout.mape_pct, 1) << "% -> "
+            << fmt(res.after_holdout.mape_pct, 1) << "%, Spearman " << fmt(res.before_holdout.spearman, 3) << " -> "
+            << fmt(res.after_holdout.spearman, 3) << "\n"
+            << "training (" << res.after_train.n << " groups): MAPE " << fmt(res.before_train.mape_pct, 1) << "% -> "
+            << fmt(res.after_train.mape_pct, 1) << "%, Spearman " << fmt(res.before_train.spearman, 3) << " -> "
+            << fmt(res.after_train.spearman, 3) << "\n";
+  if (!res.plot_error.empty()) std::cerr << "fuseplan: no plot: " << res.plot_error << "\n";
+  std::cout << "wrote " << a.out << (res.plot_error.empty() ? " and " + in.plot_path : "") << "\n";
+}
+}  // namespace
+
+void add_accuracy(CLI::App& app) {
+  auto a = std::make_shared<AccuracyArgs>();
+  auto* cmd = app.add_subcommand("accuracy", "cost-model accuracy report: predicted vs measured, before/after calibration, held-out split");
+  cmd->add_option("measurements", a->files, "measurement files (JSONL from fuseplan measure)")->required();
+  cmd->add_option("--device", a->device, "the uncalibrated device (name or JSON path)")->capture_default_str();
+  cmd->add_option("--holdout", a->holdout, "model files scored but not fitted (default: every third model)")->delimiter(',');
+  cmd->add_option("-o,--output", a->out, "report to write (the plot goes next to it as .svg)")->capture_default_str();
+  cmd->add_option("--closed-loop", a->loop_models, "models to search with both devices and measure both plans");
+  cmd->add_option("--strategy", a->loop_strategy, "strategy of the closed loop")->capture_default_str();
+  cmd->add_option("--batch", a->batch, "closed loop: bind the leading symbolic dim to B");
+  cmd->add_option("--dim", a->dim_args, "closed loop: bind a named symbolic dim, NAME=VALUE");
+  cmd->add_option("--rounds", a->rounds, "closed loop: alternate measurements of the two plans this many times")->capture_default_str();
+  cmd->add_option("--repeat", a->opts.repeat, "closed loop: timed repetitions per measurement")->capture_default_str();
+  cmd->add_option("--hold", a->hold, "keep these parameters at their prior (as fuseplan calibrate --hold)")->delimiter(',');
+  cmd->add_option("--note", a->notes, "a line for the report's header (repeatable), e.g. the measurement conditions");
+  cmd->callback([a] { run_accuracy(*a); });
+}
+
+}  // namespace fuseplan::cli

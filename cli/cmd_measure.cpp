@@ -1,0 +1,88 @@
+// fuseplan measure MODEL... --device D --strategies a,b [--batch B --dim N=V]
+// -o FILE.jsonl: searches each model with each strategy, profiles every plan
+// on the device's backend and writes one measurement record per group.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <iostream>
+#include <sstream>
+
+#include "cli/common.h"
+#include "emit/files.h"
+#include "profiling/measurement.h"
+#include "search/strategy.h"
+
+namespace fuseplan::cli {
+
+namespace {
+struct MeasureArgs {
+  std::vector<std::string> models;
+  int64_t batch = 0;
+  std::vector<std::string> dim_args;
+  std::string device = "host-cpu";
+  std::vector<std::string> strategies = {"unfused", "cost"};
+  std::string out;
+  bool append = false;
+  std::string flush = "auto";
+  ProfileOptions opts;
+};
+
+void run_measure(const MeasureArgs& a) {
+  const DeviceSpec d = load_device(a.device);
+  ProfileOptions o = a.opts;
+  o.flush = flush_policy_from_string(a.flush);
+  auto prof = make_profiler(d);
+  std::ostringstream lines;
+  std::set<std::string> notes;
+  int groups = 0;
+  for (const auto& path : a.models) {
+    ModelArgs ma;
+    ma.path = path;
+    ma.batch = a.batch;
+    ma.dim_args = a.dim_args;
+    LoadedModel m = load_model(ma);
+    const std::string file = std::filesystem::path(path).filename().string();
+    for (const auto& s : a.strategies) {
+      Plan plan = search(m.graph, d, s);
+      plan.model_sha256 = m.sha256;
+      plan.dims = ma.dims();
+      ProfileResult r = prof->profile(m.graph, plan, d, o);
+      for (const auto& n : r.notes)
+        if (notes.insert(n).second) std::cerr << "fuseplan: " << n << "\n";
+      for (const auto& rec : make_records(m.graph, plan, d, r, file, o.threads)) lines << record_to_json(rec) << "\n";
+      groups += static_cast<int>(r.groups.size());
+      std::cerr << "fuseplan: measured " << file << " / " << s << ": " << r.groups.size() << " groups, "
+                << fmt(r.total_us, 0) << " us\n";
+    }
+  }
+  if (a.out.empty()) {
+    std::cout << lines.str();
+  } else if (a.append) {
+    std::ofstream f(a.out, std::ios::app);
+    if (!(f << lines.str())) throw Error("cannot append to '" + a.out + "'");
+  } else {
+    write_file_atomic(a.out, lines.str());
+  }
+  if (!a.out.empty()) std::cout << "wrote " << groups << " measurement records to " << a.out << "\n";
+}
+}  // namespace
+
+void add_measure(CLI::App& app) {
+  auto a = std::make_shared<MeasureArgs>();
+  auto* cmd = app.add_subcommand("measure", "profile the plans of several models and strategies, write measurement records (JSONL)");
+  cmd->add_option("models", a->models, "model files (.onnx / .onnxtxt)")->required();
+  cmd->add_option("--batch", a->batch, "bind the leading symbolic dim of every data input to B");
+  cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; models without it ignore it)");
+  cmd->add_option("--device", a->device, "device: name or JSON path (cpu: CPU backend, gpu: CUPTI)")->capture_default_str();
+  cmd->add_option("--strategies", a->strategies, "strategies whose plans are measured")->delimiter(',')->capture_default_str();
+  cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout");
+  cmd->add_flag("--append", a->append, "append to the output file instead of replacing it");
+  cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")->capture_default_str();
+  cmd->add_option("--warmup", a->opts.warmup, "untimed runs first")->capture_default_str();
+  cmd->add_option("--flush", a->flush, "cache flush between repetitions: auto, always, never")->capture_default_str();
+  cmd->add_option("--threads", a->opts.threads, "CPU: OpenMP threads (0 = default)")->capture_default_str();
+  cmd->add_flag("!--no-counters", a->opts.counters, "do not read hardware counters");
+  cmd->callback([a] { run_measure(*a); });
+}
+
+}  // namespace fuseplan::cli

@@ -1,0 +1,155 @@
+// Measurement records round-trip; the CPU profiler measures every group of a
+// plan; the CUPTI profiler compiles and skips cleanly without a device.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "graph/import.h"
+#include "profiling/accuracy.h"
+#include "profiling/cpu_profiler.h"
+#include "profiling/cupti_profiler.h"
+#include "profiling/measurement.h"
+#include "search/strategy.h"
+
+namespace fuseplan {
+namespace {
+
+Graph bias_relu() {
+  ImportOptions o;
+  o.dims = {{"N", 64}, {"C", 256}};
+  return import_onnx_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+m (float[N, C] x, float[C] b) => (float[N, C] y) {
+  t = Add(x, b)
+  y = Relu(t)
+})", o, "bias_relu");
+}
+
+MeasurementRecord sample_record() {
+  MeasurementRecord r;
+  r.model = "m.onnx";
+  r.model_sha256 = "abc";
+  r.plan_id = "0123456789abcdef";
+  r.strategy = "cost";
+  r.group = 3;
+  r.group_key = "fedcba9876543210";
+  r.kind = "loop";
+  r.label = "a .. b";
+  r.op_classes = {"broadcast", "elementwise"};
+  r.device = "host-cpu";
+  r.dims = {{"batch", 4}, {"seq", 128}};
+  r.threads = 1;
+  r.features = {1024, 512, 64, 1e6, 2048, 0.75};
+  r.t_mem_us = 1.5;
+  r.t_compute_us = 2.5;
+  r.launch_us = 3;
+  r.predicted_us = 5.5;
+  r.bound = "compute";
+  r.level = "L2";
+  r.median_us = 7.25;
+  r.min_us = 6;
+  r.max_us = 9;
+  r.repetitions = 11;
+  r.flushed = true;
+  r.llc_misses = 100;
+  r.measured_bytes_read = 6400;
+  return r;
+}
+
+TEST(Records, RoundTripThroughJsonLines) {
+  const MeasurementRecord a = sample_record();
+  const std::string line = record_to_json(a);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const MeasurementRecord b = record_from_json(line);
+  EXPECT_EQ(record_to_json(b), line);
+  EXPECT_EQ(b.dims, a.dims);
+  EXPECT_EQ(b.op_classes, a.op_classes);
+  EXPECT_EQ(b.features.spill_bytes_raw, 64);
+  EXPECT_EQ(b.features.flops_contraction, 1e6);
+  EXPECT_EQ(b.cycles, -1);  // not measured stays absent
+  EXPECT_EQ(b.llc_misses, 100);
+  EXPECT_TRUE(b.flushed);
+}
+
+TEST(Records, BadLinesNameFileLineAndField) {
+  auto path = std::filesystem::temp_directory_path() / ("fuseplan-rec-" + std::to_string(::getpid()) + ".jsonl");
+  std::string line = record_to_json(sample_record());
+  std::string broken = line;
+  broken.replace(broken.find("\"median_us\""), 11, "\"med_us\"");
+  {
+    std::ofstream f(path);
+    f << line << "\n\n" << broken << "\n";
+  }
+  try {
+    read_records(path.string());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find(":3:"), std::string::npos) << m;
+    EXPECT_NE(m.find("median_us"), std::string::npos) << m;
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Records, SameGroupInTwoPlansIsOneSample) {
+  MeasurementRecord a = sample_record(), b = sample_record(), c = sample_record();
+  b.strategy = "unfused";
+  b.median_us = 9.25;
+  c.group_key = "other";
+  auto d = dedupe_records({a, b, c});
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_DOUBLE_EQ(d[0].median_us, 8.25);  // median of 7.25 and 9.25
+}
+
+TEST(CpuProfiler, MeasuresEveryGroupWithStatisticsAndRecords) {
+  Graph g = bias_relu();
+  DeviceSpec d = load_device("host-cpu");
+  Plan plan = search(g, d, "unfused");
+  ProfileOptions o;
+  o.repeat = 3;
+  o.warmup = 1;
+  o.flush = FlushPolicy::always;
+  ProfileResult r = CpuProfiler().profile(g, plan, d, o);
+  ASSERT_EQ(r.groups.size(), plan.groups.size());
+  for (const auto& m : r.groups) {
+    EXPECT_EQ(m.repetitions, 3);
+    EXPECT_GT(m.median_us, 0);
+    EXPECT_LE(m.min_us, m.median_us);
+    EXPECT_LE(m.median_us, m.max_us);
+    EXPECT_TRUE(m.flushed);
+  }
+  auto recs = make_records(g, plan, d, r, "bias_relu.onnxtxt", 0);
+  ASSERT_EQ(recs.size(), plan.groups.size());
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    EXPECT_DOUBLE_EQ(recs[i].predicted_us, plan.costs[i].predicted_us);
+    EXPECT_NEAR(predict_us(recs[i].features, d), recs[i].predicted_us, 1e-9 * recs[i].predicted_us);
+    EXPECT_EQ(recs[i].plan_id, plan_id(g, plan));
+  }
+  for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
+}
+
+TEST(CuptiProfiler, CorrelatesKernelNamesToGroups) {
+  EXPECT_EQ(group_of_kernel("fp_g12_k0"), 12);
+  EXPECT_EQ(group_of_kernel("fp_g0_k3"), 0);
+  EXPECT_FALSE(group_of_kernel("sgemm_128x128").has_value());
+}
+
+TEST(CuptiProfiler, ProfilesOnAGpuOrSkips) {
+  CuptiStatus st = cupti_status();
+  if (!st.available) GTEST_SKIP() << "CUPTI profiler: " << st.reason;
+  Graph g = bias_relu();
+  DeviceSpec d = load_device("h200");
+  Plan plan = search(g, d, "unfused");
+  ProfileOptions o;
+  o.repeat = 5;
+  ProfileResult r = CuptiProfiler().profile(g, plan, d, o);
+  ASSERT_EQ(r.groups.size(), plan.groups.size());
+  for (const auto& m : r.groups) {
+    EXPECT_GT(m.median_us, 0);
+    EXPECT_GT(m.registers_per_thread, 0);
+  }
+  for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
+}
+
+}  // namespace
+}  // namespace fuseplan
