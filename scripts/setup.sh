@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs fuseplan's dependencies by Debian package name (idempotent), then
 # configures and builds into ./build. Usage: scripts/setup.sh [--no-install]
-# Env: BUILD_DIR (default build), JOBS (default nproc), CMAKE_ARGS (extra).
+# Env: BUILD_DIR (default build), JOBS (default nproc), CMAKE_ARGS (extra),
+# FUSEPLAN_TARGETS (build only these targets).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
@@ -29,5 +30,6 @@ jobs=${JOBS:-$(nproc)}
 cd "$here"
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$build" -j "$jobs"
+# shellcheck disable=SC2086
+cmake --build "$build" -j "$jobs" ${FUSEPLAN_TARGETS:+--target $FUSEPLAN_TARGETS}
 echo "fuseplan built: $here/$build/cli/fuseplan"
