@@ -41,7 +41,8 @@ void run_calibrate(const CalibrateArgs& a) {
   std::cout << format_table({"parameter", "prior", "fitted", "std. error", "support", "note"}, rows);
   Score before = score(all, prior), after = score(all, res.device);
   std::cout << res.measurements << " groups (" << res.memory_bound << " memory-bound, " << res.compute_bound
-            << " compute-bound), " << res.iterations << " round(s); in-sample MAPE " << fmt(before.mape_pct, 1)
+            << " compute-bound), " << res.iterations << " round(s)" << (res.converged ? "" : " (regimes did not settle; best round kept)")
+            << "; in-sample MAPE " << fmt(before.mape_pct, 1)
             << "% -> " << fmt(after.mape_pct, 1) << "%, Spearman " << fmt(before.spearman, 3) << " -> "
             << fmt(after.spearman, 3) << "\n";
   write_device_file(res.device, a.out);

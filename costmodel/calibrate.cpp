@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <numeric>
 
 #include <Eigen/Dense>
@@ -264,6 +265,12 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   Eigen::MatrixXd A;
   Eigen::VectorXd b;
   std::vector<int> cols;
+  struct Round {
+    double rss = std::numeric_limits<double>::infinity();
+    Eigen::VectorXd x;
+    std::vector<int> regime;
+    int iteration = 0;
+  } best;
   assign();
   for (res.iterations = 1; res.iterations <= o.max_iterations; ++res.iterations) {
     // Support: measurements whose regime row uses the parameter.
@@ -309,7 +316,35 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     Eigen::VectorXd xs = nnls(As, b);
     for (int j = 0; j < p; ++j) x[j] = x_prior[j];
     for (int k = 0; k < pf; ++k) x[cols[k]] = xs[k] * scale[k];
+    // Keep the round with the smallest residual in case the regimes cycle.
+    double rss_round = (As * xs - b).squaredNorm();
+    if (rss_round < best.rss) best = {rss_round, x, regime, res.iterations};
     if (!assign()) break;
+  }
+  if (res.iterations > o.max_iterations) {
+    // Regimes still alternate (groups near t_mem = t_compute): use the best
+    // round, rebuilt with its own regimes.
+    res.converged = false;
+    res.iterations = o.max_iterations;
+    x = best.x;
+    regime = best.regime;
+    std::fill(support.begin(), support.end(), 0);
+    for (int i = 0; i < n; ++i) {
+      const auto& row = regime[i] == 0 ? mem[i] : cmp[i];
+      for (int j = 0; j < p; ++j) support[j] += row[j] != 0;
+    }
+    cols.clear();
+    for (int j = 0; j < p; ++j)
+      if (free[j]) cols.push_back(j);
+    A.resize(n, static_cast<Eigen::Index>(cols.size()));
+    for (int i = 0; i < n; ++i) {
+      const auto& row = regime[i] == 0 ? mem[i] : cmp[i];
+      double w = 1 / samples[i].measured_us, held = 0;
+      for (int j = 0; j < p; ++j)
+        if (!free[j]) held += row[j] * x_prior[j];
+      for (std::size_t k = 0; k < cols.size(); ++k) A(i, k) = row[cols[k]] * w;
+      b[i] = (samples[i].measured_us - held) * w;
+    }
   }
 
   // Bound check, residuals, covariance on the fitted columns.

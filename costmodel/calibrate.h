@@ -67,6 +67,7 @@ struct CalibrationResult {
   std::vector<FittedParameter> parameters;
   int measurements = 0;
   int iterations = 0;
+  bool converged = true;                  // false: regimes still alternated after max_iterations (best round kept)
   int memory_bound = 0, compute_bound = 0;  // regimes at convergence
   double rms_relative_residual = 0;       // sqrt(RSS / n) of (pred - meas) / meas
 };

@@ -216,7 +216,9 @@ AccuracyResult accuracy_report(const AccuracyInputs& in) {
   }
   md << "## Fitted parameters (training models)\n\n"
      << res.fit.measurements << " groups, " << res.fit.memory_bound << " memory-bound and " << res.fit.compute_bound
-     << " compute-bound at convergence after " << res.fit.iterations << " regime assignment round(s); rms relative residual "
+     << " compute-bound " << (res.fit.converged ? "at convergence after " : "in the best of ") << res.fit.iterations
+     << " regime assignment round(s)" << (res.fit.converged ? "" : " (a few groups near t_mem = t_compute kept alternating)")
+     << "; rms relative residual "
      << f(100 * res.fit.rms_relative_residual, 1) << "%.\n\n| parameter | prior | fitted | ± std. error | support | note |\n|---|---|---|---|---|---|\n";
   for (const auto& p : res.fit.parameters)
     md << "| " << p.name << " | " << g4(p.prior) << " | " << g4(p.value) << " | "
