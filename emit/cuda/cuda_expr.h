@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "emit/expr_printer.h"
 #include "emit/kernel_plan.h"
 
 namespace fuseplan::cuda {
@@ -26,15 +27,15 @@ struct PhaseCode {
   std::vector<bool> written;   // per param
 };
 
-class ExprPrinter {
+/// The shared inline-expression printer (emit/expr_printer.h) plus what the
+/// CUDA kernels add: parameter/stage-read bookkeeping per phase, shared-memory
+/// rows, float4 lanes, and the reduction / library bodies.
+class ExprPrinter : public InlineExprPrinter {
  public:
-  ExprPrinter(const Graph& g, const KernelPlan& kp) : g_(g), kp_(kp) {}
+  ExprPrinter(const Graph& g, const KernelPlan& kp) : InlineExprPrinter(g, kp, "CUDA") {}
 
  protected:
-  const Graph& g_;
-  const KernelPlan& kp_;
-  std::vector<std::map<std::string, std::string>> memo_;
-  int tmp_ = 0, ind_ = 0, phase_idx_ = 0;
+  int phase_idx_ = 0;
   std::string* out_str_ = nullptr;
   std::map<NodeId, bool> params_;            // buffer -> written (this phase)
   std::map<NodeId, std::set<int>> reads_;    // stage buffer -> phases that load it
@@ -52,26 +53,14 @@ class ExprPrinter {
     phase_idx_ = idx;
     params_.clear();
   }
-  void line(const std::string& s) { *out_str_ += std::string(2 * ind_, ' ') + s + "\n"; }
-  void push() { memo_.emplace_back(); }
-  void pop() { memo_.pop_back(); }
-  std::string id(NodeId n) const { return std::to_string(n); }
-  std::string ty(NodeId n) const { return c_type(g_.node(n).out.dtype); }
-  const std::vector<int64_t>& shape(NodeId n) const { return g_.node(n).out.shape; }
-  static int64_t numel(const std::vector<int64_t>& s);
-  bool is_global(NodeId n) const;
+  void line(const std::string& s) override { *out_str_ += std::string(2 * ind_, ' ') + s + "\n"; }
   std::string buf(NodeId n) const;
   std::string offset(NodeId n, const Coords& c) const;
   void note_param(NodeId n, bool written);
   std::string param_decl(NodeId n, bool written) const;
-  std::string key(NodeId n, const Coords& c) const;
-  std::string define(NodeId n, const std::string& key, const std::string& expr);
-  std::string load(NodeId n, const Coords& c);
-  std::string val(NodeId n, const Coords& c);
-  std::string as(DType want, NodeId n, const std::string& v);
-  std::string compute(NodeId n, const Coords& c);
-  std::string concat(NodeId n, const Coords& c);
-  std::string pad(NodeId n, const Coords& c);
+  std::string load(NodeId n, const Coords& c) override;
+  /// float4 lanes of loaded tensors; flags a phase stage read off its own coordinates.
+  std::string value(NodeId n, const Coords& c, const std::string& key) override;
   /// Names prefix<from>.. for the dims of s (dims of size 1 get "0").
   Coords coord_vars(const std::vector<int64_t>& s, const std::string& prefix, int from = 0) const;
   /// "const int64_t i2 = (lin / 8) % 4;" for dim d (empty comment for literal coords).
