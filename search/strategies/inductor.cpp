@@ -145,7 +145,7 @@ class InductorScheduler {
     if (strategies::would_create_cycle(ws_, a, b)) return false;
     if (a_to_b) return can_merge_vertical(g_, ws_.nodes(a), ws_.nodes(b), d_).ok();
     if (b_to_a) return can_merge_vertical(g_, ws_.nodes(b), ws_.nodes(a), d_).ok();
-    return can_merge_horizontal(g_, ws_.nodes(a), ws_.nodes(b), /*independent=*/true).ok();
+    return can_merge_horizontal(g_, ws_.nodes(a), ws_.nodes(b), /*independent=*/true, &d_).ok();
   }
 
   int fuse_round() {
