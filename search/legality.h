@@ -79,7 +79,8 @@ FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, s
 double resident_row_bytes(const Graph& g, std::span<const NodeId> nodes);
 
 /// Per-kernel resource limits for a priced group: register_pressure when
-/// the register estimate exceeds the device's per-thread limit.
+/// the register estimate exceeds a GPU's per-thread limit (CPU spills are
+/// priced by the cost model instead).
 FusionDecision check_resources(const GroupCost& c, const DeviceSpec& d, const std::string& what);
 
 /// Iteration space of a set of primitives in elements: the largest numel

@@ -198,3 +198,30 @@ TEST(Blockers, EveryCodeHasAName) {
 
 }  // namespace
 }  // namespace fuseplan
+
+namespace fuseplan {
+namespace {
+
+// Regression: on the CPU device every contraction group is estimated above
+// the 16 AVX2 vector registers, and the search used to refuse every
+// conv + batch-norm + ReLU epilogue as register_pressure (TVM fused them, the
+// `cost` strategy did not). CPU spills are priced, not forbidden.
+TEST(Blockers, CpuRegisterEstimateIsACostNotALimit) {
+  ImportOptions o;
+  o.batch = 1;
+  Graph g = import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/resnet50_bottleneck.onnxtxt", o);
+  const DeviceSpec cpu = load_device("host-cpu");
+  GroupCost big;
+  big.regs_per_thread = 200;
+  EXPECT_TRUE(check_resources(big, cpu, "x").ok());
+  DeviceSpec gpu;
+  gpu.kind = "gpu";
+  gpu.max_regs_per_thread = 128;
+  EXPECT_EQ(check_resources(big, gpu, "x").blocker, Blocker::register_pressure);
+  const Plan cost = search(g, cpu, "cost"), tvm = search(g, cpu, "tvm");
+  EXPECT_LE(cost.totals.predicted_us, tvm.totals.predicted_us);
+  EXPECT_LE(cost.totals.kernels, tvm.totals.kernels);
+}
+
+}  // namespace
+}  // namespace fuseplan
