@@ -309,9 +309,11 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     if (!(lmin > 0) || lmax / lmin > o.max_condition) {
       Eigen::Index worst = 0;
       es.eigenvectors().col(0).cwiseAbs().maxCoeff(&worst);
-      throw Error("rank-deficient measurements: " + L.names[cols[worst]] +
-                  " cannot be told apart from the other parameters (condition number " +
-                  (lmin > 0 ? num(lmax / lmin, 3) : std::string("inf")) + "); measure more varied groups");
+      throw DegenerateParameter("rank-deficient measurements: " + L.names[cols[worst]] +
+                                    " cannot be told apart from the other parameters (condition number " +
+                                    (lmin > 0 ? num(lmax / lmin, 3) : std::string("inf")) +
+                                    "); measure more varied groups",
+                                L.names[cols[worst]]);
     }
     Eigen::VectorXd xs = nnls(As, b);
     for (int j = 0; j < p; ++j) x[j] = x_prior[j];
@@ -351,9 +353,11 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   const int pf = static_cast<int>(cols.size());
   for (int k = 0; k < pf; ++k)
     if (!(x[cols[k]] > 0))
-      throw Error("degenerate fit: " + L.names[cols[k]] + " was estimated at its bound 0 (" +
-                  (cols[k] == L.launch ? std::string("no dispatch overhead") : "infinite throughput") +
-                  "); the measurements do not identify it: keep its prior with --hold " + L.names[cols[k]]);
+      throw DegenerateParameter("degenerate fit: " + L.names[cols[k]] + " was estimated at its bound 0 (" +
+                                    (cols[k] == L.launch ? std::string("no dispatch overhead") : "infinite throughput") +
+                                    "); the measurements do not identify it: keep its prior with --hold " +
+                                    L.names[cols[k]],
+                                L.names[cols[k]]);
   Eigen::VectorXd xf(pf);
   for (int k = 0; k < pf; ++k) xf[k] = x[cols[k]];
   Eigen::VectorXd r = A * xf - b;
@@ -366,9 +370,11 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   for (int i = 0; i < n; ++i) (regime[i] == 0 ? res.memory_bound : res.compute_bound)++;
   for (int k = 0; k < pf; ++k)
     if (se_x[cols[k]] > o.max_relative_se * x[cols[k]])
-      throw Error("unidentifiable: " + L.names[cols[k]] + " has a relative standard error of " +
-                  num(100 * se_x[cols[k]] / x[cols[k]], 3) + "% (its term is small next to the others in every "
-                  "measurement); keep its prior with --hold " + L.names[cols[k]] + " or measure groups it dominates");
+      throw DegenerateParameter("unidentifiable: " + L.names[cols[k]] + " has a relative standard error of " +
+                                    num(100 * se_x[cols[k]] / x[cols[k]], 3) +
+                                    "% (its term is small next to the others in every measurement); keep its prior "
+                                    "with --hold " + L.names[cols[k]] + " or measure groups it dominates",
+                                L.names[cols[k]]);
 
   // Back to device units.
   DeviceSpec d = prior;

@@ -72,12 +72,22 @@ struct CalibrationResult {
   double rms_relative_residual = 0;       // sqrt(RSS / n) of (pred - meas) / meas
 };
 
+/// A fit refused because of one parameter the measurements do not identify
+/// (rank-deficient column, estimate at its bound 0, or standard error above
+/// max_relative_se); `parameter` names it as CalibrationOptions::hold does.
+class DegenerateParameter : public Error {
+ public:
+  DegenerateParameter(const std::string& what, std::string parameter) : Error(what), parameter(std::move(parameter)) {}
+  std::string parameter;
+};
+
 /// Fits `prior`'s effective parameters to the samples. Parameters no
 /// measurement exercises (support < min_support) or named in `hold` keep
 /// their prior. Throws Error (one line naming the cause or the parameter)
 /// when the fit is degenerate: too few measurements, a rank-deficient
 /// design, a parameter estimated at its physical bound 0 (infinite bandwidth
-/// or throughput) or with a standard error above max_relative_se of its value.
+/// or throughput) or with a standard error above max_relative_se of its value
+/// (those three throw DegenerateParameter).
 CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<CalibrationSample>& samples,
                             const CalibrationOptions& o = {});
 

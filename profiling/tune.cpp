@@ -127,7 +127,18 @@ class Tuner {
     for (const auto& name : strategy_names()) {
       step("peers", name);
       PeerResult p{name, finish(search(g, b.device, name, so), b.batch), -1};
-      if (opts_.measure) p.measured_us = measurer_.measure(g, p.plan, scope).measured_us;
+      if (opts_.measure) {
+        const RunResult& run = measurer_.measure(g, p.plan, scope);
+        p.measured_us = run.measured_us;
+        // Tune keeps the best measured plan, whichever strategy found it.
+        if (b.measured && run.measured_us > 0 && run.measured_us < b.run.measured_us) {
+          b.note += "; kept the " + name + " plan: measured " + us(run.measured_us) + " < " + us(b.run.measured_us) +
+                    " for the tuned one";
+          b.plan = p.plan;
+          b.run = run;
+          b.run.predicted_us = b.plan.totals.predicted_us;
+        }
+      }
       b.peers.push_back(std::move(p));
     }
     std::stable_sort(b.peers.begin(), b.peers.end(),

@@ -66,7 +66,7 @@ struct PeerResult {
 struct BatchTune {
   int64_t batch = 0;
   std::shared_ptr<const Graph> graph;
-  Plan plan;                 // the kept plan: best measured, else the searched one (priced on `device`)
+  Plan plan;                 // the kept plan: best measured (tuned rounds and measured peers), else the searched one
   RunResult run;             // measurement of `plan` (measure only)
   bool measured = false;
   int rounds = 1;

@@ -19,10 +19,12 @@ struct Recalibration {
   DeviceSpec device;   // the fitted device, or the prior when the fit was refused
   bool fitted = false;
   std::string note;    // one line: "recalibrated on N groups (rms residual X%)" or why not
+  std::vector<std::string> held;  // parameters kept at their prior because the samples did not identify them
 };
 
-/// Fits `prior` to every sample so far (one calibrate() call); a refused fit
-/// (too few samples, degenerate design) keeps the prior and says why.
+/// Fits `prior` to every sample so far. A parameter the samples do not
+/// identify (DegenerateParameter) is held at its prior and the fit repeated;
+/// any other refusal (too few samples) keeps the whole prior and says why.
 Recalibration recalibrate(const DeviceSpec& prior, const std::vector<CalibrationSample>& samples);
 
 }  // namespace fuseplan

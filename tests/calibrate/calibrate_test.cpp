@@ -11,6 +11,7 @@
 #include "costmodel/cost.h"
 #include "graph/import.h"
 #include "profiling/probe.h"
+#include "profiling/tune_calibrate.h"
 #include "search/strategy.h"
 
 namespace fuseplan {
@@ -170,6 +171,37 @@ TEST(Calibrate, RefusesRankDeficientMeasurementsNamingTheParameter) {
     EXPECT_NE(m.find("rank-deficient"), std::string::npos) << m;
     EXPECT_TRUE(m.find("e_cmp") != std::string::npos || m.find("e_contraction") != std::string::npos) << m;
   }
+}
+
+// Regression (tune, batch 1 of resnet50_bottleneck: "recalibration refused,
+// prior kept"): a parameter the measured kernels do not identify is held at
+// its prior by tune's recalibration and the others are still fitted.
+TEST(Calibrate, TuneHoldsTheUnidentifiedParameterAndFitsTheRest) {
+  std::vector<CalibrationSample> s;  // the rank-deficient set above
+  for (int i = 0; i < 30; ++i) {
+    CostFeatures f;
+    f.bytes_read = 1000;
+    f.flops_other = 1e7 * (1 + i);
+    f.flops_contraction = 2 * f.flops_other;
+    s.push_back({f, predict_us(f, truth_device()), "c" + std::to_string(i)});
+  }
+  const DeviceSpec prior = load_device("host-cpu");
+  std::string named;
+  try {
+    calibrate(prior, s);
+  } catch (const DegenerateParameter& e) {
+    named = e.parameter;
+  }
+  ASSERT_TRUE(named == "e_cmp" || named == "e_contraction") << named;
+  Recalibration r = recalibrate(prior, s);
+  ASSERT_TRUE(r.fitted) << r.note;
+  EXPECT_EQ(r.held, std::vector<std::string>{named});
+  EXPECT_NE(r.note.find("held at prior"), std::string::npos) << r.note;
+  // The held one keeps its prior; the other absorbs the difference, so the
+  // fitted device reproduces every (noiseless) measurement.
+  EXPECT_EQ(named == "e_cmp" ? r.device.e_cmp : r.device.e_contraction,
+            named == "e_cmp" ? prior.e_cmp : prior.e_contraction);
+  for (const auto& x : s) EXPECT_NEAR(predict_us(x.features, r.device), x.measured_us, 1e-3 * x.measured_us) << x.tag;
 }
 
 TEST(Calibrate, RefusesNonPositiveTimes) {
