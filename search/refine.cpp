@@ -19,8 +19,8 @@ std::vector<NodeId> boundary_nodes(const WorkState& ws, int gid) {
   for (NodeId n : nodes) {
     if (ws.home(n) != gid) continue;
     bool held_elsewhere = false;
-    for (int k = 0; k < static_cast<int>(ws.num_groups()); ++k)
-      if (k != gid && ws.alive(k) && ws.holds(k, n)) held_elsewhere = true;
+    for (int k : ws.holders(n))  // only groups holding n (O(copies), not O(groups))
+      if (k != gid && ws.alive(k)) held_elsewhere = true;
     if (held_elsewhere) continue;
     bool has_in_producer = false, has_in_consumer = false;
     for (NodeId o : g.operands(n)) has_in_producer |= in.count(o) > 0;

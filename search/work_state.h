@@ -24,6 +24,8 @@ class WorkState {
   int home(NodeId n) const { return home_[n]; }
   const std::vector<NodeId>& nodes(int gid) const { return nodes_[gid]; }
   bool holds(int gid, NodeId n) const;
+  /// Groups holding a copy of n (its home group first, then duplicates); all alive.
+  const std::vector<int>& holders(NodeId n) const { return copies_[n]; }
   std::vector<int> alive_groups() const;
   std::size_t num_groups() const { return nodes_.size(); }
 
