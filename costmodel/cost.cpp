@@ -119,6 +119,31 @@ std::string tensor_list(const Graph& g, const std::vector<NodeId>& ns) {
 
 }  // namespace
 
+namespace {
+thread_local const ResourceOracle* t_oracle = nullptr;
+thread_local OracleUse t_oracle_use = OracleUse::constrained;
+
+// Whether the register estimate constrains the group: over the limit,
+// spilling, or occupancy low enough to cut bandwidth.
+bool estimate_constrains(const RegisterEstimate& r, const DeviceSpec& d) {
+  return r.regs > d.max_regs_per_thread || r.spill_bytes > 0 ||
+         (d.min_occupancy_for_full_bw > 0 && r.occupancy < d.min_occupancy_for_full_bw);
+}
+}  // namespace
+
+ScopedResourceOracle::ScopedResourceOracle(const ResourceOracle& oracle, OracleUse use)
+    : prev_(t_oracle), prev_use_(t_oracle_use) {
+  if (oracle) {
+    t_oracle = &oracle;
+    t_oracle_use = use;
+  }
+}
+
+ScopedResourceOracle::~ScopedResourceOracle() {
+  t_oracle = prev_;
+  t_oracle_use = prev_use_;
+}
+
 bool fits_row_resident(double row_bytes, const DeviceSpec& d) {
   if (!d.is_gpu()) {
     // CPU: one core keeps the row in its private L2 (else the largest level).
@@ -164,6 +189,21 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // --- FLOPs with recomputation, registers, spills, occupancy ---
   GroupFlops f = group_flops(v);
   RegisterEstimate r = estimate_registers(v, d);
+  c.regs_estimate = r.regs;
+  c.spill_bytes_estimate = r.spill_bytes;
+  if (d.is_gpu() && t_oracle && (t_oracle_use == OracleUse::every_group || estimate_constrains(r, d))) {
+    if (std::optional<MeasuredResources> m = (*t_oracle)(g, grp, d)) {
+      // The emitted kernels run d.threads_per_block threads per block; the
+      // measured per-thread spill bytes are paid once per estimated thread.
+      c.measured = true;
+      c.regs_measured = m->regs_per_thread;
+      c.spill_bytes_measured = m->spill_bytes_per_thread * r.threads * d.spill_penalty;
+      r.regs = m->regs_per_thread;
+      r.spill_bytes = c.spill_bytes_measured;
+      r.smem_bytes = m->smem_bytes;
+      r.occupancy = gpu_occupancy(r.regs, d.threads_per_block, r.smem_bytes, d);
+    }
+  }
   c.flops = f.total();
   c.regs_per_thread = r.regs;
   c.occupancy = r.occupancy;
@@ -208,10 +248,17 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
     b += g.node(v.order[i]).name + ": " + num(pf) + (f.times[i] != 1 ? " × " + num(f.times[i], 2) : "");
   }
   b += ")\n";
-  b += "regs_per_thread = " + std::to_string(r.regs) + " (live " + std::to_string(r.live_regs) + " + address " +
-       std::to_string(r.base_regs) + " + accumulators/row/fragments " + std::to_string(r.extra_regs) + "; limit " +
-       std::to_string(d.max_regs_per_thread) + ")" +
-       (r.spill_bytes > 0 ? ", spill_bytes = " + num(r.spill_bytes) : "") + "\n";
+  if (c.measured) {
+    b += "regs_per_thread = " + std::to_string(r.regs) + " (measured; estimate " + std::to_string(c.regs_estimate) +
+         " = live " + std::to_string(r.live_regs) + " + address " + std::to_string(r.base_regs) + " + extra " +
+         std::to_string(r.extra_regs) + "; limit " + std::to_string(d.max_regs_per_thread) + ")" +
+         (r.spill_bytes > 0 ? ", spill_bytes = " + num(r.spill_bytes) : "") + "\n";
+  } else {
+    b += "regs_per_thread = " + std::to_string(r.regs) + " (live " + std::to_string(r.live_regs) + " + address " +
+         std::to_string(r.base_regs) + " + accumulators/row/fragments " + std::to_string(r.extra_regs) + "; limit " +
+         std::to_string(d.max_regs_per_thread) + ")" +
+         (r.spill_bytes > 0 ? ", spill_bytes = " + num(r.spill_bytes) : "") + "\n";
+  }
   b += "occupancy = " + num(r.occupancy, 3) + (r.smem_bytes > 0 ? " (row in shared memory: " + num(r.smem_bytes) + " B)" : "") + "\n";
   b += "t_mem = " + num(c.t_mem_us, 3) + " us (" + num(c.bytes()) + " B / (" + std::string(level) + " " + num(bw, 1) +
        " GB/s × e_mem " + num(d.e_mem, 2) + (d.is_gpu() ? " × occupancy factor " + num(occ_factor, 2) : "") + "))\n";

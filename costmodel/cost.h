@@ -1,6 +1,8 @@
 // The analytic roofline cost model: numbers only, never decisions.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "costmodel/device.h"
@@ -23,8 +25,50 @@ struct GroupCost {
   double predicted_us = 0;      // max(t_mem, t_compute) + launch, µs
   std::string bound;            // "memory", "compute" or "launch"
   std::string breakdown;        // one human-readable line per term (filled only when asked)
+  // Registers/spills: the analytic estimate, and a backend's measurement
+  // (ResourceOracle) when one was taken. regs_per_thread, spill_bytes and
+  // occupancy above hold whichever priced the group (`measured`).
+  int regs_estimate = 0;             // estimated registers per thread
+  double spill_bytes_estimate = 0;   // estimated spill traffic, bytes
+  int regs_measured = -1;            // measured registers per thread (max over the group's kernels), -1: none
+  double spill_bytes_measured = -1;  // spill traffic from the measured per-thread spill bytes, bytes; -1: none
+  bool measured = false;             // true: priced with the measurement
 
   double bytes() const { return bytes_read + bytes_written; }
+};
+
+/// Registers and spills of a group as a backend really compiles it (CUDA:
+/// ptxas -v through NVRTC, emit/cuda). Per thread, over the group's kernels.
+struct MeasuredResources {
+  int regs_per_thread = 0;              // max over the kernels
+  double spill_bytes_per_thread = 0;    // spill stores + loads, summed over the kernels
+  double smem_bytes = 0;                // static shared memory per block, max over the kernels
+};
+
+/// Measures a group; std::nullopt when it cannot (the estimate then stays).
+/// Must be deterministic for a given group (callers cache by source).
+using ResourceOracle = std::function<std::optional<MeasuredResources>(const Graph&, const Group&, const DeviceSpec&)>;
+
+/// When cost() asks an installed oracle (GPU devices only):
+/// `constrained`: only groups whose register estimate constrains them (above
+/// the per-thread limit, spilling, or occupancy below
+/// min_occupancy_for_full_bw): the only groups whose price or legality a
+/// register figure changes downward; bounds compiles during a search.
+/// `every_group`: every group (pricing a final plan).
+enum class OracleUse { constrained, every_group };
+
+/// Installs `oracle` for cost() calls on this thread until destruction
+/// (restores the previous one; an empty oracle installs nothing).
+class ScopedResourceOracle {
+ public:
+  explicit ScopedResourceOracle(const ResourceOracle& oracle, OracleUse use = OracleUse::constrained);
+  ~ScopedResourceOracle();
+  ScopedResourceOracle(const ScopedResourceOracle&) = delete;
+  ScopedResourceOracle& operator=(const ScopedResourceOracle&) = delete;
+
+ private:
+  const ResourceOracle* prev_;
+  OracleUse prev_use_;
 };
 
 /// Prices `grp` on device `d`. Numbers only and cheap (the search calls it

@@ -64,5 +64,8 @@ struct RegisterEstimate {
   double smem_bytes = 0;      // shared memory per block (multipass rows that miss registers)
 };
 RegisterEstimate estimate_registers(const GroupView& v, const DeviceSpec& d);
+/// GPU occupancy (resident threads / max per SM) of `regs` registers per
+/// thread in blocks of `tpb` threads using `smem_bytes` shared memory per block.
+double gpu_occupancy(int regs, int tpb, double smem_bytes, const DeviceSpec& d);
 
 }  // namespace fuseplan::costmodel_detail

@@ -189,14 +189,7 @@ RegisterEstimate estimate_gpu(const GroupView& v, const DeviceSpec& d) {
   const int limit = std::max(1, d.max_regs_per_thread);
   if (r.regs > limit)
     r.spill_bytes = (r.regs - limit) * kBytesPerReg * 2 * r.threads * d.spill_penalty;  // store + load
-  // Occupancy: resident blocks limited by registers (and shared memory).
-  int used = std::min(r.regs, limit);
-  used = (used + kGpuRegAllocUnit - 1) / kGpuRegAllocUnit * kGpuRegAllocUnit;
-  double blocks = std::floor(static_cast<double>(d.regs_per_sm) / (static_cast<double>(used) * tpb));
-  if (r.smem_bytes > 0 && d.smem_per_sm_bytes > 0)
-    blocks = std::min(blocks, std::floor(d.smem_per_sm_bytes / r.smem_bytes));
-  double resident = blocks >= 1 ? blocks * tpb : static_cast<double>(d.regs_per_sm) / used;
-  r.occupancy = d.max_threads_per_sm > 0 ? std::min(1.0, resident / d.max_threads_per_sm) : 1.0;
+  r.occupancy = gpu_occupancy(r.regs, tpb, r.smem_bytes, d);
   return r;
 }
 
@@ -224,6 +217,18 @@ RegisterEstimate estimate_cpu(const GroupView& v, const DeviceSpec& d) {
 }
 
 }  // namespace
+
+double gpu_occupancy(int regs, int tpb, double smem_bytes, const DeviceSpec& d) {
+  // Resident blocks limited by registers (and shared memory).
+  const int limit = std::max(1, d.max_regs_per_thread);
+  tpb = std::max(1, tpb);
+  int used = std::max(1, std::min(regs, limit));
+  used = (used + kGpuRegAllocUnit - 1) / kGpuRegAllocUnit * kGpuRegAllocUnit;
+  double blocks = std::floor(static_cast<double>(d.regs_per_sm) / (static_cast<double>(used) * tpb));
+  if (smem_bytes > 0 && d.smem_per_sm_bytes > 0) blocks = std::min(blocks, std::floor(d.smem_per_sm_bytes / smem_bytes));
+  double resident = blocks >= 1 ? blocks * tpb : static_cast<double>(d.regs_per_sm) / used;
+  return d.max_threads_per_sm > 0 ? std::min(1.0, resident / d.max_threads_per_sm) : 1.0;
+}
 
 RegisterEstimate estimate_registers(const GroupView& v, const DeviceSpec& d) {
   return d.is_gpu() ? estimate_gpu(v, d) : estimate_cpu(v, d);

@@ -23,6 +23,11 @@ ordered_json cost_json(const GroupCost& c) {
   j["flops"] = c.flops;
   j["spill_bytes"] = c.spill_bytes;
   j["regs_per_thread"] = c.regs_per_thread;
+  j["regs_estimate"] = c.regs_estimate;
+  j["regs_measured"] = c.regs_measured >= 0 ? ordered_json(c.regs_measured) : ordered_json(nullptr);
+  j["spill_bytes_estimate"] = c.spill_bytes_estimate;
+  j["spill_bytes_measured"] = c.spill_bytes_measured >= 0 ? ordered_json(c.spill_bytes_measured) : ordered_json(nullptr);
+  j["resources"] = c.measured ? "measured" : "estimate";
   j["occupancy"] = c.occupancy;
   j["t_mem_us"] = c.t_mem_us;
   j["t_compute_us"] = c.t_compute_us;

@@ -40,6 +40,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name) {
 
 Plan search(const Graph& g, const DeviceSpec& d, const std::string& strategy, const SearchOptions& o) {
   auto s = make_strategy(strategy);
+  const ScopedResourceOracle oracle(o.resource_oracle);  // every cost() below may ask it
   const auto t0 = std::chrono::steady_clock::now();
   auto part = s->partition(g, d, o);
   Plan plan = make_plan(g, d, std::move(part), s->name());

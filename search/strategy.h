@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/cost.h"
 #include "costmodel/device.h"
 #include "graph/graph.h"
 #include "search/plan.h"
@@ -15,6 +16,10 @@ namespace fuseplan {
 struct SearchOptions {
   int max_group_size = 128;      // primitives per group (bounds compile time)
   double time_limit_s = 60;      // exact strategies only
+  /// When set (GPU devices): measured registers/spills replace the estimate
+  /// for groups whose estimate constrains them (costmodel/cost.h,
+  /// OracleUse::constrained), during the partition and in the plan's pricing.
+  ResourceOracle resource_oracle;
 };
 
 class Strategy {
