@@ -1,6 +1,7 @@
 // fuseplan search MODEL --device D [--strategy S] -o plan.json
 // fuseplan cost MODEL --device D [--plan plan.json] [--json]
 #include <iostream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -34,15 +35,16 @@ Plan finish(Plan p, const SearchArgs& a, const LoadedModel& m) {
 // Compiles every group of the plan with NVRTC (cached by source hash) and
 // reports measured registers/spills next to the cost model's estimate;
 // with -o the table is written next to the plan (<plan>.resources.json/.md).
-void measure_registers(const LoadedModel& m, const Plan& plan, const DeviceSpec& d, const std::string& output) {
-  cuda::NvrtcOptions o = cuda::nvrtc_options(d);
+void measure_registers(const LoadedModel& m, const Plan& plan, const DeviceSpec& d, const cuda::NvrtcOptions& o,
+                       const std::string& output) {
   auto table = cuda::measure_plan(m.graph, plan, d, o);
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : table)
     rows.push_back({std::to_string(r.group_id), r.kind, std::to_string(r.launches.size()), std::to_string(r.regs_estimate),
                     std::to_string(r.regs_measured()), fmt(r.spill_estimate_bytes, 0),
                     std::to_string(r.spill_bytes_measured())});
-  std::cout << format_table({"group", "kind", "kernels", "regs_est", "regs_nvrtc", "spill_est_B", "spill_nvrtc_B"}, rows);
+  std::cout << format_table({"group", "kind", "kernels", "regs_est", "regs_nvrtc", "spill_est_B", "spill_nvrtc_B/thread"},
+                            rows);
   if (output.empty()) return;
   std::string stem = output.size() > 5 && output.ends_with(".json") ? output.substr(0, output.size() - 5) : output;
   write_file_atomic(stem + ".resources.json", cuda::resources_json(table, d, o));
@@ -50,12 +52,37 @@ void measure_registers(const LoadedModel& m, const Plan& plan, const DeviceSpec&
   std::cout << "wrote " << stem << ".resources.json, " << stem << ".resources.md\n";
 }
 
+// Prices every group of the plan with its measurement (the plan records
+// estimate and measurement side by side) and recomputes the totals.
+void price_measured(const Graph& g, Plan& plan, const DeviceSpec& d, const ResourceOracle& oracle) {
+  const ScopedResourceOracle every(oracle, OracleUse::every_group);
+  plan.totals.bytes = plan.totals.flops = plan.totals.predicted_us = 0;
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+    plan.costs[i] = cost(g, plan.groups[i], d, /*with_breakdown=*/true);
+    plan.totals.bytes += plan.costs[i].bytes();
+    plan.totals.flops += plan.costs[i].flops;
+    plan.totals.predicted_us += plan.costs[i].predicted_us;
+  }
+}
+
 void run_search(const SearchArgs& a) {
   LoadedModel m = load_model(a.model);
   const DeviceSpec d = load_device(a.device);
   SearchOptions o;
   o.max_group_size = a.max_group_size;
+  // --measure-registers: the search asks NVRTC for the registers/spills of
+  // each group whose estimate constrains it and prices it with the
+  // measurement (costmodel/cost.h ResourceOracle); the plan then records
+  // estimate and measurement for every group.
+  cuda::NvrtcOptions nv;
+  auto stats = std::make_shared<cuda::OracleStats>();
+  if (a.measure_registers) {
+    nv = cuda::nvrtc_options(d);
+    o.resource_oracle = cuda::nvrtc_resource_oracle(nv, stats);
+  }
   Plan plan = finish(search(m.graph, d, a.strategy, o), a, m);
+  const cuda::OracleStats during = *stats;
+  if (a.measure_registers) price_measured(m.graph, plan, d, o.resource_oracle);
   Plan base = a.strategy == "unfused" ? plan : finish(search(m.graph, d, "unfused", o), a, m);
   if (!a.output.empty()) write_file_atomic(a.output, plan_to_json(m.graph, plan));
   std::cout << "strategy " << plan.strategy << " on " << d.name << ": " << plan.totals.kernels << " kernels (unfused "
@@ -63,8 +90,18 @@ void run_search(const SearchArgs& a) {
             << fmt_bytes(base.totals.bytes) << "), predicted " << fmt(plan.totals.predicted_us) << " us (unfused "
             << fmt(base.totals.predicted_us) << " us, " << fmt(base.totals.predicted_us / plan.totals.predicted_us)
             << "x), search " << fmt(plan.totals.search_ms, 1) << " ms\n";
+  if (a.measure_registers) {
+    int changed = 0;
+    for (const auto& c : plan.costs) changed += c.measured && c.regs_measured != c.regs_estimate;
+    std::cout << "measured registers: the search compiled " << during.asked
+              << " candidate groups whose estimate constrained them (" << during.compiled << " NVRTC compiles, "
+              << during.cache_hits << " cache hits, " << during.failed << " not compilable"
+              << (during.first_failure.empty() ? "" : ": " + during.first_failure) << "); the plan is priced with "
+              << "NVRTC's registers/spills (" << changed << " of " << plan.costs.size()
+              << " groups differ from the estimate)\n";
+  }
   if (!a.output.empty()) std::cout << "wrote " << a.output << "\n";
-  if (a.measure_registers) measure_registers(m, plan, d, a.output);
+  if (a.measure_registers) measure_registers(m, plan, d, nv, a.output);
 }
 
 void run_cost(const SearchArgs& a) {
@@ -104,7 +141,8 @@ void add_search(CLI::App& app) {
   cmd->add_option("--max-group-size", a->max_group_size, "primitives per kernel at most")->capture_default_str();
   cmd->add_option("-o,--output", a->output, "plan JSON to write (atomically)");
   cmd->add_flag("--measure-registers", a->measure_registers,
-                "compile every group with NVRTC for the device arch and report measured registers/spills");
+                "compile candidate groups with NVRTC for the device arch; the search prices them with the measured "
+                "registers/spills instead of the estimate, and the plan records both");
   cmd->callback([a] { run_search(*a); });
 }
 

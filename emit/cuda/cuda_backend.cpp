@@ -1,13 +1,18 @@
 #include "emit/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "emit/cpu/cpp_printer.h"
 #include "emit/cpu/cpu_backend.h"
+#include "emit/files.h"
 
 namespace fuseplan::cuda {
 
@@ -27,14 +32,15 @@ NvrtcOptions nvrtc_options(const DeviceSpec& d, bool allow_fma) {
   return o;
 }
 
-std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d) {
+std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d, bool canonical) {
   cpu::check_plan_matches(g, plan);
   std::vector<CudaGroupSource> out;
-  std::string title = g.name + " / strategy " + plan.strategy + " / device " + d.name;
+  std::string title = canonical ? "" : g.name + " / strategy " + plan.strategy + " / device " + d.name;
   for (std::size_t i = 0; i < plan.groups.size(); ++i) {
     Group grp = plan.groups[i];
-    grp.id = static_cast<int>(i);
+    grp.id = canonical ? 0 : static_cast<int>(i);
     out.push_back(print_cuda_group(g, grp, cuda_options(d), title));
+    out.back().group_id = static_cast<int>(i);
   }
   return out;
 }
@@ -51,6 +57,7 @@ LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
   int64_t N = g.node(mm).out.shape.back();
   m.epilogue = "DEFAULT";
   m.covered = 1;
+  const bool plain = g.node(mm).attr_int("transA", 0) == 0 && g.node(mm).attr_int("transB", 0) == 0;
   std::set<NodeId> in(grp.nodes.begin(), grp.nodes.end());
   auto sole_consumer = [&](NodeId n) -> NodeId {
     auto cs = g.consumers(n);
@@ -68,6 +75,7 @@ LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
       if (o != cur && g.node(o).op_class == OpClass::source && numel == N && s.back() == N) {
         m.epilogue = "BIAS";
         m.covered = 2;
+        m.bias = o;
         cur = next;
         next = sole_consumer(cur);
       }
@@ -76,6 +84,7 @@ LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
   if (next != kNoNode && g.node(next).op == "Relu") {
     m.epilogue = m.epilogue == "BIAS" ? "RELU_BIAS" : "RELU";
     ++m.covered;
+    cur = next;
   } else if (next != kNoNode && g.node(next).onnx_op == "Gelu") {
     // cuBLASLt's GELU epilogue is the tanh approximation: only that form matches.
     int prims = 0;
@@ -88,9 +97,21 @@ LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
     if (tanh) {
       m.epilogue = m.epilogue == "BIAS" ? "GELU_BIAS" : "GELU";
       m.covered += prims;
+      for (NodeId n : grp.nodes)  // the GELU's last primitive (topological order)
+        if (g.node(n).origin == g.node(next).origin) cur = n;
     }
   }
   m.remaining = static_cast<int>(grp.nodes.size()) - m.covered;
+  if (plain && m.remaining == 0) {
+    const auto& A = g.node(ops[0]).out.shape;
+    m.a = ops[0];
+    m.b = ops[1];
+    m.out = cur;
+    m.N = N;
+    m.K = A.back();
+    m.M = 1;
+    for (std::size_t i = 0; i + 1 < A.size(); ++i) m.M *= A[i];
+  }
   return m;
 }
 
@@ -107,18 +128,41 @@ int GroupResources::spill_bytes_measured() const {
 }
 
 std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const DeviceSpec& d, const NvrtcOptions& o,
-                                         std::vector<std::string>* cubins, std::vector<CudaGroupSource>* sources) {
-  auto srcs = plan_sources(g, plan, d);
+                                         std::vector<std::string>* cubins, std::vector<CudaGroupSource>* sources,
+                                         bool canonical) {
+  auto srcs = plan_sources(g, plan, d, canonical);
+  // Compile in parallel (NVRTC programs are independent; the cache writes
+  // are atomic renames); the first error, in group order, is rethrown.
+  std::vector<CompileResult> results(srcs.size());
+  std::vector<std::string> errors(srcs.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < srcs.size();) {
+      try {
+        results[i] = compile_cuda(srcs[i].source, "group_" + std::to_string(i), o);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  const std::size_t nthreads =
+      std::min<std::size_t>(srcs.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < nthreads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (!e.empty()) throw Error(e);
   std::vector<GroupResources> t;
   for (std::size_t i = 0; i < srcs.size(); ++i) {
     const Group& grp = plan.groups[i];
-    CompileResult cr = compile_cuda(srcs[i].source, "group_" + std::to_string(i), o);
+    const CompileResult& cr = results[i];
     GroupResources r;
     r.group_id = static_cast<int>(i);
     r.kind = std::string(to_string(grp.kind));
     r.last_primitive = g.node(grp.nodes.back()).name;
-    r.regs_estimate = plan.costs.at(i).regs_per_thread;
-    r.spill_estimate_bytes = plan.costs.at(i).spill_bytes;
+    r.regs_estimate = plan.costs.at(i).regs_estimate;
+    r.spill_estimate_bytes = plan.costs.at(i).spill_bytes_estimate;
     r.launches = srcs[i].launches;
     for (const auto& l : r.launches) {
       const ResourceUsage* u = cr.find(l.kernel);
@@ -131,6 +175,58 @@ std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const
   }
   if (sources) *sources = std::move(srcs);
   return t;
+}
+
+ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<OracleStats> stats) {
+  struct State {
+    NvrtcOptions opts;
+    std::shared_ptr<OracleStats> stats;
+    std::mutex mu;
+    std::map<std::string, std::optional<MeasuredResources>> by_group;   // node-set key
+    std::map<std::string, std::optional<MeasuredResources>> by_source;  // source hash
+  };
+  auto st = std::make_shared<State>();
+  st->opts = o;
+  st->stats = stats ? std::move(stats) : std::make_shared<OracleStats>();
+  return [st](const Graph& g, const Group& grp, const DeviceSpec& d) -> std::optional<MeasuredResources> {
+    std::string key = std::string(to_string(grp.kind)) + ":";
+    for (NodeId n : grp.nodes) key += std::to_string(n) + ",";
+    key += "|";
+    for (NodeId n : grp.materialised) key += std::to_string(n) + ",";
+    for (const auto& b : grp.branches) key += "|" + std::to_string(b.size());
+    std::lock_guard<std::mutex> lock(st->mu);
+    if (auto it = st->by_group.find(key); it != st->by_group.end()) return it->second;
+    ++st->stats->asked;
+    std::optional<MeasuredResources> out;
+    try {
+      Group canon = grp;
+      canon.id = 0;
+      CudaGroupSource src = print_cuda_group(g, canon, cuda_options(d));
+      const std::string h = sha256_hex(src.source);
+      if (auto it = st->by_source.find(h); it != st->by_source.end()) {
+        out = it->second;
+      } else {
+        CompileResult cr = compile_cuda(src.source, "candidate", st->opts);
+        ++(cr.cache_hit ? st->stats->cache_hits : st->stats->compiled);
+        MeasuredResources m;
+        for (const auto& l : src.launches) {
+          const ResourceUsage* u = cr.find(l.kernel);
+          if (!u) throw Error("NVRTC reported no resource usage for kernel " + l.kernel);
+          m.regs_per_thread = std::max(m.regs_per_thread, u->regs_per_thread);
+          m.spill_bytes_per_thread += u->spill_bytes();
+          m.smem_bytes = std::max<double>(m.smem_bytes, u->smem_bytes);
+        }
+        out = m;
+        st->by_source.emplace(h, out);
+      }
+    } catch (const Error& e) {
+      ++st->stats->failed;
+      if (st->stats->first_failure.empty()) st->stats->first_failure = e.what();
+      out.reset();
+    }
+    st->by_group.emplace(std::move(key), out);
+    return out;
+  };
 }
 
 std::string resources_json(const std::vector<GroupResources>& t, const DeviceSpec& d, const NvrtcOptions& o) {

@@ -3,9 +3,11 @@
 // (estimated vs measured registers and spills per group).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "costmodel/cost.h"
 #include "costmodel/device.h"
 #include "emit/cuda/cuda_printer.h"
 #include "emit/cuda/nvrtc.h"
@@ -19,7 +21,11 @@ CudaOptions cuda_options(const DeviceSpec& d);
 NvrtcOptions nvrtc_options(const DeviceSpec& d, bool allow_fma = false);
 
 /// One translation unit per group, in plan order (checks the plan fits g).
-std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d);
+/// `canonical`: every group is printed as group 0 without the title comment,
+/// so a group's source (and its NVRTC cache entry) depends only on the group,
+/// not on its position or the strategy (the runner's mode: one module per group).
+std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d,
+                                          bool canonical = false);
 
 /// How a contraction group maps onto cuBLASLt: the matmul epilogue that
 /// covers the primitives right after the GEMM ("BIAS", "RELU_BIAS", "RELU",
@@ -30,6 +36,12 @@ struct LibraryMatch {
   std::string epilogue;
   int covered = 0;    // primitives cuBLASLt computes (GEMM included)
   int remaining = 0;  // primitives left to the emitted epilogue kernel
+  // Operands of the call, for the runtime's library mode (remaining == 0 and
+  // no transposes): out[M,N] = epilogue(a[M,K] x b[K,N] + bias[N]), a's
+  // leading dims folded into M, all row-major f32.
+  NodeId a = kNoNode, b = kNoNode, bias = kNoNode, out = kNoNode;
+  int64_t M = 0, N = 0, K = 0;
+  bool callable() const { return !epilogue.empty() && remaining == 0 && out != kNoNode; }
 };
 LibraryMatch match_cublaslt(const Graph& g, const Group& grp);
 
@@ -47,11 +59,29 @@ struct GroupResources {
   int spill_bytes_measured() const;     // sum of stores + loads over launches
 };
 
-/// Compiles every group (cached) and returns the table; `cubins` (optional)
-/// receives each group's CUBIN.
+/// Compiles every group (cached; cache misses compile in parallel on up to
+/// hardware_concurrency threads) and returns the table; `cubins` (optional)
+/// receives each group's CUBIN. `canonical` as for plan_sources.
 std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const DeviceSpec& d,
                                          const NvrtcOptions& o, std::vector<std::string>* cubins = nullptr,
-                                         std::vector<CudaGroupSource>* sources = nullptr);
+                                         std::vector<CudaGroupSource>* sources = nullptr, bool canonical = false);
+
+/// What an NVRTC resource oracle did (shared with its copies).
+struct OracleStats {
+  int asked = 0;       // distinct groups measured (memoised by node set)
+  int compiled = 0;    // NVRTC compilations (cache misses)
+  int cache_hits = 0;  // sources found in the NVRTC cache
+  int failed = 0;      // groups the printer or NVRTC could not handle (estimate kept)
+  std::string first_failure;
+};
+
+/// The cost model's ResourceOracle (costmodel/cost.h) for a CUDA device:
+/// prints the group as this backend emits it (id 0, no title, so the source
+/// depends only on the group), compiles it with NVRTC under `o` (cached by
+/// source hash on disk, memoised in memory) and returns the ptxas registers
+/// (max over the group's launches), spill stores+loads and static shared
+/// memory. Groups it cannot print or compile return nullopt. Thread-safe.
+ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<OracleStats> stats = nullptr);
 
 std::string resources_json(const std::vector<GroupResources>& t, const DeviceSpec& d, const NvrtcOptions& o);
 std::string resources_markdown(const std::vector<GroupResources>& t, const DeviceSpec& d, const NvrtcOptions& o);
