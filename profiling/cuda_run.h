@@ -29,14 +29,34 @@ struct CudaRunOptions {
   int warmup = 2;
   int repeat = 20;        // timed runs of the whole plan; median reported
   bool allow_fma = false;
+  bool verify = true;     // compare with run_reference (CPU; slow on large models)
+  bool time_groups = false;  // also time each group alone (median of `repeat`)
+  /// Performance mode: contraction groups cuBLASLt covers entirely (MatMul
+  /// + BIAS / RELU_BIAS / GELU_BIAS epilogue, match_cublaslt with nothing
+  /// remaining) call cublasLtMatmul (loaded with dlopen) instead of the
+  /// emitted canonical-order kernel. Changes the summation order: outputs are
+  /// then verified by tolerance, not bit identity. Throws Error when
+  /// libcublasLt cannot be loaded.
+  bool library_gemm = false;
 };
 
 struct CudaRunResult {
   std::map<std::string, Tensor> outputs;  // graph outputs by name
   double median_us = 0;                   // whole plan, CUDA events
-  double max_rel_error = 0;               // vs run_reference over all graph outputs
+  double max_rel_error = 0;               // vs run_reference over all graph outputs (verify)
   int64_t launches = 0;
+  std::vector<double> group_median_us;    // time_groups: per plan group, its launches alone
+  int64_t library_calls = 0;              // library_gemm: groups run through cuBLASLt
 };
+
+/// Whether libcublasLt can be loaded here (never throws); `reason` when not.
+bool cublaslt_available(std::string* reason = nullptr);
+
+/// Device-to-device copy bandwidth (cuMemcpyDtoD of `bytes`, median of
+/// `repeat` after a warm-up), counting bytes read + bytes written, GB/s:
+/// the bandwidth ceiling memory-bound kernels are compared with. Throws
+/// Error without a device.
+double cuda_copy_bandwidth_GBps(int64_t bytes = int64_t{1} << 30, int repeat = 20);
 
 /// Throws Error when no device is available or a driver call fails.
 CudaRunResult run_plan_cuda(const Graph& g, const Plan& plan, const DeviceSpec& d,

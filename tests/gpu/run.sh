@@ -1,32 +1,85 @@
 #!/usr/bin/env bash
-# One prepared GPU session for the CUDA backend (issue 7). NOT RUN YET: the
-# session that wrote it had no GPU. Run from the repository root on a machine
-# with an NVIDIA GPU and the CUDA 13 toolkit, in a single call:
-#   bash results/gpu/run_gpu_checks.sh
-# It builds test_cuda and fuseplan, runs every CUDA test (GPU tests included:
-# fused vs unfused bit-identity, max relative error vs the CPU reference),
-# times the unfused and cost plans of every example at batch 1 and 64, and
-# writes the NVRTC resource tables of the shared models; results land in
-# results/gpu/*.md. Budget: ~6 min build + ~3 min tests on 16 cores.
-set -euo pipefail
+# The one prepared GPU session of the CUDA backend (issue 7). Run from
+# anywhere on a machine with an NVIDIA GPU, its driver and the CUDA 13
+# toolkit, in a single call:
+#   bash tests/gpu/run.sh
+# Steps, each under its own time limit (total about 8 minutes on 16 cores):
+#   1. device facts (nvidia-smi)
+#   2. Release build of only fuseplan, test_cuda and test_gpu
+#   3. every CUDA test (NVRTC compilation of every group of every plan of the
+#      shared cases and examples; on the GPU: fused vs unfused bit-identity,
+#      max relative error vs the CPU reference, example timings)
+#   4. test_gpu: a 1 GiB device-to-device copy (bandwidth ceiling), then every
+#      shared model at batch 1 and 64, every strategy's plan timed (CUDA
+#      events, median of 20), outputs compared with the unfused plan, fused
+#      memory-bound kernels against the copy bandwidth (target >= 85%) and
+#      whether `cost` is fastest; written after every model, so a timeout
+#      keeps what was measured
+# Results: results/gpu-<device>.md (device = the device config the GPU maps
+# to, e.g. gpu-h200.md), logs and the test timings in results/gpu/.
+# Knobs (environment): BUILD (build folder, default build-gpu), JOBS,
+# TOTAL_S (whole-session budget, default 470), FUSEPLAN_GPU_MODELS
+# (comma-separated substrings of the shared model files to time).
+set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build-gpu}
-OUT=$ROOT/results/gpu
+JOBS=${JOBS:-$(nproc)}
+TOTAL_S=${TOTAL_S:-470}
+LOGS=$ROOT/results/gpu
+mkdir -p "$LOGS"
 export FUSEPLAN_CACHE_DIR=${FUSEPLAN_CACHE_DIR:-$BUILD/nvrtc-cache}
-mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/device.txt" 2>&1 || true
-cmake -S "$ROOT" -B "$BUILD" -DFUSEPLAN_BENCH=OFF -DCMAKE_BUILD_TYPE=Release > "$OUT/cmake.log" 2>&1
-make -C "$BUILD" -j"$(nproc)" test_cuda fuseplan > "$OUT/build.log" 2>&1
-FUSEPLAN_GPU_RESULTS="$OUT/timings.md" timeout 420 "$BUILD/tests/test_cuda" --gtest_brief=1 \
-  > "$OUT/test_cuda.log" 2>&1 || echo "test_cuda failed: see $OUT/test_cuda.log"
-{
-  echo "# NVRTC registers/spills vs estimate (h200, cost plans)"
-  for m in "$ROOT"/examples/*.onnxtxt "$ROOT"/../shared/models/onnx/*.onnx; do
-    name=$(basename "$m")
-    echo; echo "## $name"; echo
-    timeout 120 "$BUILD/cli/fuseplan" search "$m" --batch 1 --dim S=128 --device h200 \
-      -o "$BUILD/plan-$name.json" --measure-registers > /dev/null 2>&1 \
-      && tail -n +3 "$BUILD/plan-$name.resources.md" || echo "(failed)"
-  done
-} > "$OUT/resources.md"
-tail -3 "$OUT/test_cuda.log"; ls "$OUT"
+START=$SECONDS
+left() { echo $((TOTAL_S - (SECONDS - START))); }
+
+# step NAME LIMIT_S COMMAND...: runs with a hard limit, log in results/gpu/NAME.log.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  if [ "$limit" -lt 5 ]; then
+    echo "== $name: skipped (session budget spent)"
+    return 124
+  fi
+  echo "== $name (limit ${limit}s, $(($SECONDS - START))s elapsed)"
+  timeout --kill-after=10 "$limit" "$@" > "$LOGS/$name.log" 2>&1
+  local rc=$?
+  echo "   $name: rc=$rc after $(($SECONDS - START))s (log: results/gpu/$name.log)"
+  return $rc
+}
+
+# 1. device
+step device 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv
+cat "$LOGS/device.log" 2>/dev/null | sed 's/^/   /'
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+case "$GPU_NAME" in
+  *H200*) DEV=h200 ;;
+  *H100*) DEV=h100-sxm ;;
+  *A100*) DEV=a100-80gb ;;
+  *L4*) DEV=l4 ;;
+  *4090*) DEV=rtx4090 ;;
+  *) DEV=h100-sxm ;;
+esac
+export FUSEPLAN_GPU_DEVICE=${FUSEPLAN_GPU_DEVICE:-$DEV}
+RESULTS=$ROOT/results/gpu-$FUSEPLAN_GPU_DEVICE.md
+echo "   GPU '${GPU_NAME:-none}' -> device config $FUSEPLAN_GPU_DEVICE, results $RESULTS"
+
+# 2. build (Release, only what the session runs; no benchmarks)
+step configure 90 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFUSEPLAN_BENCH=OFF || {
+  echo "configure failed"; tail -20 "$LOGS/configure.log"; exit 1; }
+step build $(( $(left) < 260 ? $(left) : 260 )) cmake --build "$BUILD" -j "$JOBS" --target fuseplan test_cuda test_gpu || {
+  echo "build failed"; grep -m5 -E "error|Error" "$LOGS/build.log"; exit 1; }
+
+# 3. CUDA tests (GPU tests included; the example timings go to results/gpu/timings.md)
+FUSEPLAN_GPU_RESULTS="$LOGS/timings.md" step test_cuda $(( $(left) < 120 ? $(left) : 120 )) \
+  "$BUILD/tests/test_cuda" --gtest_brief=1 --gtest_output=xml:"$LOGS/test_cuda.xml"
+TEST_RC=$?
+tail -3 "$LOGS/test_cuda.log" | sed 's/^/   /'
+
+# 4. shared models per strategy at batch 1 and 64, copy bandwidth ceiling
+BENCH_LIMIT=$(( $(left) - 5 ))
+FUSEPLAN_GPU_RESULTS="$RESULTS" FUSEPLAN_GPU_BUDGET_S=$(( BENCH_LIMIT > 90 ? BENCH_LIMIT - 60 : BENCH_LIMIT / 2 )) \
+  step test_gpu "$BENCH_LIMIT" "$BUILD/tests/test_gpu" --gtest_brief=1
+BENCH_RC=$?
+
+echo "== done in $((SECONDS - START))s: test_cuda rc=$TEST_RC, test_gpu rc=$BENCH_RC"
+[ -f "$RESULTS" ] && sed -n '/^## Bandwidth ceiling/,/^## Fused/p' "$RESULTS" | head -12
+ls -1 "$RESULTS" "$LOGS" 2>/dev/null
