@@ -3,9 +3,12 @@
 //  (a) float32 bias+relu at N*C = 2^24: fused vs unfused kernels measured in
 //      one run, with a STREAM-style triad (profiling/probe.h) in the same run;
 //  (b) shared models at the given batches: measured time per strategy
-//      (sum of per-kernel medians of --repeat runs) and the speedup of `cost`
-//      over each.
-// Usage: bench_cpu_backend [--part a|b] [--models F1,F2] [--batches 1,8]
+//      (median over --repeat rounds of the whole plan's time; each round runs
+//      every strategy once, so load changes hit all strategies alike) and the
+//      speedup of `cost` over each;
+//  (c) contraction epilogue per GEMM tile vs after the whole GEMM (conv+bias+
+//      relu, matmul+bias+gelu), interleaved in one run.
+// Usage: bench_cpu_backend [--part a|b|c] [--models F1,F2] [--batches 1,8]
 //                          [--repeat K] [--threads N]
 // Not a Google Benchmark fixture: run_plan times each kernel itself (median of
 // K), and table (b) runs one model per process so a caller can bound it.
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "costmodel/device.h"
+#include "emit/cpu/cpp_printer.h"
 #include "graph/import.h"
 #include "profiling/cpu_run.h"
 #include "profiling/probe.h"
@@ -47,6 +51,19 @@ std::vector<std::string> split(const std::string& s) {
   for (std::string t; std::getline(ss, t, ',');)
     if (!t.empty()) out.push_back(t);
   return out;
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 std::string fmt(double v, int prec) {
@@ -103,6 +120,65 @@ void part_a(const Args& a) {
             << fmt(100 * fused_GBps / triad, 0) << "% of triad** (target >= 70%)\n\n";
 }
 
+// ------------------------------------------------------------------ (c)
+void part_c(const Args& a) {
+  struct Case {
+    std::string name, text, strategy;
+  };
+  std::vector<Case> cases = {
+      {"conv 3x3 64->64 + bias + relu, [8,64,56,56]",
+       "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+       "cbr (float[8, 64, 56, 56] x, float[64, 64, 3, 3] w, float[64] b) => (float[8, 64, 56, 56] y) {\n"
+       "  c = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (x, w, b)\n  y = Relu(c)\n}\n",
+       "tvm"},
+      {"conv 1x1 32->32 + bias + relu, [8,32,112,112] (memory-bound)",
+       "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+       "cbr1 (float[8, 32, 112, 112] x, float[32, 32, 1, 1] w, float[32] b) => (float[8, 32, 112, 112] y) {\n"
+       "  c = Conv <kernel_shape = [1, 1]> (x, w, b)\n  y = Relu(c)\n}\n",
+       "tvm"},
+      {"matmul [2048,768]x[768,3072] + bias + gelu",
+       "<ir_version: 8, opset_import: [\"\" : 20]>\n"
+       "mbg (float[2048, 768] x, float[768, 3072] w, float[3072] b) => (float[2048, 3072] y) {\n"
+       "  m = MatMul(x, w)\n  t = Add(m, b)\n  y = Gelu(t)\n}\n",
+       "tvm"},
+  };
+  const DeviceSpec dev = load_device("host-cpu");
+  const int nt = threads_used(a);
+  std::cout << "### (c) contraction epilogue per GEMM tile vs after the whole GEMM, " << nt
+            << " threads, median of " << std::max(a.repeat, 7) << " interleaved rounds; load average "
+            << load_average() << "\n\n"
+            << "| case | groups | after whole GEMM (ms) | per tile (ms) | speedup | verify |\n|---|---|---|---|---|---|\n";
+  for (const Case& c : cases) {
+    fs::path p = fs::temp_directory_path() / "fuseplan_bench_epilogue.onnxtxt";
+    {
+      std::ofstream f(p);
+      f << c.text;
+    }
+    Graph g = import_model(p.string(), {});
+    Plan plan = search(g, dev, c.strategy);
+    std::vector<double> t[2];
+    bool ok = true;
+    int rounds = std::max(a.repeat, 7);
+    for (int round = 0; round <= rounds; ++round)
+      for (int tile = 0; tile < 2; ++tile) {
+        cpu::set_tile_epilogue(tile == 1);
+        RunOptions o;
+        o.repeat = 1;
+        o.threads = a.threads;
+        o.verify = round == 0;
+        RunResult r = run_plan(g, plan, o);
+        ok = ok && r.ok;
+        if (round > 0) t[tile].push_back(r.measured_us / 1e3);
+      }
+    cpu::set_tile_epilogue(true);
+    double before = median(t[0]), after = median(t[1]);
+    std::cout << "| " << c.name << " | " << plan.groups.size() << " | " << fmt(before, 2) << " | " << fmt(after, 2)
+              << " | " << fmt(before / after, 2) << "x | " << (ok ? "bit-identical" : "MISMATCH") << " |\n"
+              << std::flush;
+  }
+  std::cout << "\nload average at end: " << load_average() << "\n\n";
+}
+
 // ------------------------------------------------------------------ (b)
 const std::vector<std::string> kTableStrategies = {"unfused", "elementwise", "tvm", "xla", "inductor", "cost"};
 
@@ -132,18 +208,32 @@ void part_b(const Args& a) {
           std::cout << row << " skipped: opaque primitive " << opaque << " |\n" << std::flush;
           break;
         }
-        std::vector<double> ms;
+        std::vector<Plan> plans;
         for (const auto& s : strategies) {
           SearchOptions so;
           so.time_limit_s = 10;
-          Plan plan = search(g, dev, s, so);
-          RunOptions o;
-          o.repeat = a.repeat;
-          o.threads = a.threads;
-          RunResult r = run_plan(g, plan, o);
-          ms.push_back(r.measured_us / 1e3);
-          row += " " + fmt(ms.back(), 2) + " (" + std::to_string(plan.groups.size()) + ") |";
-          std::cerr << file << " b" << batch << " " << s << ": " << fmt(ms.back(), 2) << " ms\n";
+          plans.push_back(search(g, dev, s, so));
+        }
+        // Round 0 compiles (cached) and warms up; then every round runs each
+        // strategy once, in turn, so load changes hit all strategies alike.
+        std::vector<std::vector<double>> samples(strategies.size());
+        for (int round = 0; round <= a.repeat; ++round)
+          for (std::size_t i = 0; i < strategies.size(); ++i) {
+            RunOptions o;
+            o.repeat = 1;
+            o.warmup = 1;
+            o.threads = a.threads;
+            RunResult r = run_plan(g, plans[i], o);
+            if (round > 0) samples[i].push_back(r.measured_us / 1e3);
+            else
+              std::cerr << file << " b" << batch << " " << strategies[i] << ": "
+                        << (r.cache_hit ? "cached" : "compiled in " + fmt(r.compile_ms / 1e3, 1) + " s") << "\n";
+          }
+        std::vector<double> ms;
+        for (std::size_t i = 0; i < strategies.size(); ++i) {
+          ms.push_back(median(samples[i]));
+          row += " " + fmt(ms.back(), 2) + " (" + std::to_string(plans[i].groups.size()) + ") |";
+          std::cerr << file << " b" << batch << " " << strategies[i] << ": " << fmt(ms.back(), 2) << " ms\n";
         }
         double cost = ms.back();
         for (std::size_t i = 0; i + 1 < ms.size(); ++i) row += " " + fmt(ms[i] / cost, 2) + "x |";
@@ -151,7 +241,7 @@ void part_b(const Args& a) {
         row += " error: " + std::string(e.what()).substr(0, 160) + " |";
       }
       double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::cout << row << " " << fmt(el, 0) << " |\n" << std::flush;
+      std::cout << row << " " << fmt(el, 0) << " | " << load_average() << " |\n" << std::flush;
     }
   }
 }
@@ -164,9 +254,9 @@ void header_b(const Args& a) {
     if (std::find(registered.begin(), registered.end(), s) != registered.end()) strategies.push_back(s);
   for (const auto& s : strategies) h += " " + s + " ms (kernels) |", sep += "---|";
   for (std::size_t i = 0; i + 1 < strategies.size(); ++i) h += " cost vs " + strategies[i] + " |", sep += "---|";
-  std::cout << "### (b) shared models, time per strategy (sum of per-kernel medians of " << a.repeat << " runs), "
-            << threads_used(a) << " threads\n\n"
-            << h << " wall s |\n" << sep << "---|\n";
+  std::cout << "### (b) shared models, time per strategy (median of " << a.repeat
+            << " interleaved rounds), " << threads_used(a) << " threads\n\n"
+            << h << " wall s | load avg at end |\n" << sep << "---|---|\n";
 }
 
 }  // namespace
@@ -194,6 +284,7 @@ int main(int argc, char** argv) {
   set_passive_wait_policy();
   try {
     if (a.part.find('a') != std::string::npos) part_a(a);
+    if (a.part.find('c') != std::string::npos) part_c(a);
     if (a.part.find('b') != std::string::npos) {
       if (!no_header) header_b(a);
       if (!header_only) part_b(a);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "emit/expr_printer.h"
@@ -38,14 +39,18 @@ std::string shape_array(const std::vector<int64_t>& s) {
   return a + (s.empty() ? "0}" : "}");
 }
 
+bool g_tile_epilogue = true;
+
 class KernelPrinter : public InlineExprPrinter {
  public:
   KernelPrinter(const Graph& g, const KernelPlan& kp, std::ostringstream& os)
-      : InlineExprPrinter(g, kp, "CPU"), os_(os) {}
+      : InlineExprPrinter(g, kp, "CPU"), os_(os) {
+    if (g_tile_epilogue) find_tile_epilogue();
+  }
 
   void print() {
     line("// kernel of group " + std::to_string(kp_.group_id) + (kp_.row_dims ? " (row-resident, " +
-         std::to_string(kp_.row_dims) + " row dims)" : ""));
+         std::to_string(kp_.row_dims) + " row dims)" : "") + (epi_lib_ != kNoNode ? " (epilogue per GEMM tile)" : ""));
     for (const Stage& s : kp_.stages)
       line("//   stage " + std::string(g_.node(s.node).op) + " '" + comment_escape(g_.node(s.node).name) + "'" +
            (s.global ? " -> buffer" : " -> scratch"));
@@ -63,10 +68,104 @@ class KernelPrinter : public InlineExprPrinter {
  private:
   std::ostringstream& os_;
   const Stage* current_ = nullptr;
+  // Contraction epilogue applied per finished GEMM tile (fprt::conv_epilogue /
+  // matmul_epilogue): the library stage, the loop stages computed in the
+  // tile callback, and the buffer the contraction writes into when it is not
+  // materialised (the last epilogue stage's, updated in place) or kNoNode.
+  NodeId epi_lib_ = kNoNode, epi_alias_ = kNoNode;
+  std::vector<NodeId> epi_stages_;
 
   void line(const std::string& s) override { os_ << std::string(2 * ind_, ' ') << s << "\n"; }
   std::string load(NodeId n, const Coords& c) override { return buf(n) + "[" + offset(n, c) + "]"; }
-  std::string buf(NodeId n) const { return (is_global(n) ? "t" : "s") + id(n); }
+  std::string buf(NodeId n) const {
+    if (n == epi_lib_ && epi_alias_ != kNoNode) return "t" + id(epi_alias_);
+    return (is_global(n) ? "t" : "s") + id(n);
+  }
+
+  // The trailing loop stages of a flat group whose last library stage is a
+  // float Conv or MatMul can run per finished GEMM tile when every member
+  // that depends on the contraction is a per-element op (scalar op or Cast)
+  // of the contraction's shape reading its contraction-dependent operands at
+  // the same coordinates: then an element of the epilogue needs exactly the
+  // element of the contraction at the same offset, which is final once its
+  // tile's last K block is accumulated. Numerics are unchanged: the same
+  // expressions run on the same values, only earlier.
+  void find_tile_epilogue() {
+    if (kp_.row_dims > 0 || kp_.stages.empty()) return;
+    std::size_t li = kp_.stages.size();
+    while (li > 0 && kp_.stages[li - 1].kind == StageKind::loop) --li;
+    if (li == 0 || li == kp_.stages.size()) return;
+    const Stage& L = kp_.stages[li - 1];
+    const Primitive& lp = g_.node(L.node);
+    if (L.kind != StageKind::library || (lp.op != "Conv" && lp.op != "MatMul") || lp.out.dtype != DType::f32) return;
+    const auto& ls = shape(L.node);
+    if (ls.empty()) return;
+    std::vector<NodeId> order(kp_.members.begin(), kp_.members.end());
+    std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return g_.topo_index(a) < g_.topo_index(b); });
+    std::set<NodeId> dep = {L.node};
+    for (NodeId m : order) {
+      if (m == L.node) continue;
+      bool reads = false, same = true;
+      for (NodeId o : g_.operands(m))
+        if (dep.count(o)) {
+          reads = true;
+          same = same && shape(o) == ls;
+        }
+      if (!reads) continue;
+      const Primitive& p = g_.node(m);
+      if (!same || shape(m) != ls || !(is_scalar_op(p.op) || p.op == "Cast")) return;
+      dep.insert(m);
+    }
+    std::vector<NodeId> tail;
+    for (std::size_t i = li; i < kp_.stages.size(); ++i) {
+      if (!dep.count(kp_.stages[i].node)) return;
+      tail.push_back(kp_.stages[i].node);
+    }
+    epi_lib_ = L.node;
+    epi_stages_ = tail;
+    NodeId last = tail.back();
+    if (!L.global && is_global(last) && g_.node(last).out.dtype == DType::f32) epi_alias_ = last;
+  }
+  bool in_epilogue(NodeId n) const { return std::find(epi_stages_.begin(), epi_stages_.end(), n) != epi_stages_.end(); }
+
+  // The epilogue as a lambda over a flat run [p, p+len) of the contraction's
+  // output: runs along the last dim, leading coordinates once per run.
+  void print_epilogue_lambda() {
+    const auto& s = shape(epi_lib_);
+    int r = static_cast<int>(s.size());
+    std::string last = std::to_string(s.back());
+    line("auto epi = [&](int64_t p, const int64_t len) {");
+    ++ind_;
+    line("const int64_t e = p + len;");
+    line("while (p < e) {");
+    ++ind_;
+    line("const int64_t q = p / " + last + ", w0 = p - q * " + last + ";");
+    line("const int64_t run = std::min<int64_t>(" + last + " - w0, e - p);");
+    Coords c = delinearise(std::vector<int64_t>(s.begin(), s.end() - 1), "q");
+    for (int d = 0; d + 1 < r; ++d) {
+      if (c[d] == "0") continue;
+      line("const int64_t i" + std::to_string(d) + " = " + c[d] + ";");
+      c[d] = "i" + std::to_string(d);
+    }
+    std::string v = "i" + std::to_string(r - 1);
+    line("for (int64_t " + v + " = w0; " + v + " < w0 + run; ++" + v + ") {");
+    ++ind_;
+    push();
+    c.push_back(v);
+    for (NodeId n : epi_stages_) {
+      line("// " + g_.node(n).op + " '" + comment_escape(g_.node(n).name) + "'");
+      std::string x = define(n, key(n, c), compute(n, c));
+      line(buf(n) + "[" + offset(n, c) + "] = " + x + ";");
+    }
+    pop();
+    --ind_;
+    line("}");
+    line("p += run;");
+    --ind_;
+    line("}");
+    --ind_;
+    line("};");
+  }
   // Offset of coordinates c in n's buffer (scratch holds one row in row mode).
   std::string offset(NodeId n, const Coords& c) const {
     if (kp_.row_dims > 0 && !is_global(n)) {
@@ -169,17 +268,21 @@ class KernelPrinter : public InlineExprPrinter {
     int r = static_cast<int>(shape(st.node).size());
     std::string rs = std::to_string(r);
     auto rank = [&](int k) { return std::to_string(shape(ops[k]).size()); };
+    bool epi = st.node == epi_lib_;
+    if (epi) print_epilogue_lambda();
     if (p.op == "MatMul") {
-      line("fprt::matmul(" + x(0) + ",xs0," + rank(0) + "," + x(1) + ",xs1," + rank(1) + "," + y + ",ys," + rs + "," +
-           std::to_string(p.attr_int("transA", 0)) + "," + std::to_string(p.attr_int("transB", 0)) + ");");
+      line(std::string(epi ? "fprt::matmul_epilogue(" : "fprt::matmul(") + x(0) + ",xs0," + rank(0) + "," + x(1) +
+           ",xs1," + rank(1) + "," + y + ",ys," + rs + "," + std::to_string(p.attr_int("transA", 0)) + "," +
+           std::to_string(p.attr_int("transB", 0)) + (epi ? ",epi);" : ");"));
     } else if (p.op == "Conv" || p.op == "ConvTranspose" || p.op == "MaxPool" || p.op == "AveragePool") {
       WindowParams w = window_params(p, r - 2);
       arr("st", w.strides);
       arr("pd", w.pads);
       arr("dl", w.dilations);
       if (p.op == "Conv" || p.op == "ConvTranspose") {
-        line(std::string(p.op == "Conv" ? "fprt::conv(" : "fprt::conv_transpose(") + x(0) + ",xs0," + x(1) + ",xs1," +
-             y + ",ys," + std::to_string(r - 2) + ",st,pd,dl," + std::to_string(w.group) + ");");
+        line(std::string(p.op == "Conv" ? (epi ? "fprt::conv_epilogue(" : "fprt::conv(") : "fprt::conv_transpose(") +
+             x(0) + ",xs0," + x(1) + ",xs1," + y + ",ys," + std::to_string(r - 2) + ",st,pd,dl," +
+             std::to_string(w.group) + (epi ? ",epi);" : ");"));
       } else {
         arr("ks", w.kernel);
         line("fprt::pool(" + x(0) + ",xs0," + y + ",ys," + std::to_string(r - 2) + ",ks,st,pd,dl," +
@@ -215,18 +318,19 @@ class KernelPrinter : public InlineExprPrinter {
 
   void alloc_scratch(bool rows) {
     for (const Stage& s : kp_.stages)
-      if (!s.global)
+      if (!s.global && !(s.node == epi_lib_ && epi_alias_ != kNoNode))
         line(ty(s.node) + "* s" + id(s.node) + " = (" + ty(s.node) + "*)std::malloc(" +
              std::to_string(numel(rows ? scratch_shape(s.node) : shape(s.node))) + "*sizeof(" + ty(s.node) + ")+1);");
   }
   void free_scratch() {
     for (const Stage& s : kp_.stages)
-      if (!s.global) line("std::free(s" + id(s.node) + ");");
+      if (!s.global && !(s.node == epi_lib_ && epi_alias_ != kNoNode)) line("std::free(s" + id(s.node) + ");");
   }
 
   void print_flat() {
     alloc_scratch(false);
-    for (const Stage& s : kp_.stages) print_stage(s, {}, true);
+    for (const Stage& s : kp_.stages)
+      if (!in_epilogue(s.node)) print_stage(s, {}, true);
     free_scratch();
   }
 
@@ -263,6 +367,8 @@ class KernelPrinter : public InlineExprPrinter {
 };
 
 }  // namespace
+
+void set_tile_epilogue(bool on) { g_tile_epilogue = on; }
 
 std::string print_cpp(const Graph& g, const std::vector<KernelPlan>& kernels, std::string_view title) {
   std::ostringstream os;

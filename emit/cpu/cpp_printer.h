@@ -20,6 +20,11 @@ extern const char* const kRuntimeText;
 /// `title` goes into the file's first comment (escaped).
 std::string print_cpp(const Graph& g, const std::vector<KernelPlan>& kernels, std::string_view title = "");
 
+/// Contraction epilogues per GEMM tile (default on). Off: the GEMM/conv
+/// writes its whole output, then the epilogue loops run over it (the
+/// previous code, kept for before/after measurements).
+void set_tile_epilogue(bool on);
+
 /// Comment-safe rendering of a model-provided string: characters outside
 /// [A-Za-z0-9 _.:,=+#@()[]<>-] become %XX, so no newline, backslash or
 /// comment delimiter survives; at most 160 characters.

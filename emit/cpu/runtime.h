@@ -192,13 +192,25 @@ inline void gemm_micro(int64_t kc, const float* ap, const gemm_vec* bp, float* C
 /// blocking (tiles of MC rows x NC columns, K blocks of KC, 6 x 2-vector
 /// micro-tiles on packed, zero-padded panels), vector width or thread count:
 /// vectorisation and threads run only across output elements.
+/// No epilogue: the default of gemm, matmul and conv.
+struct NoEpilogue {
+  void operator()(int64_t, int64_t) const {}
+};
+template <class E> inline constexpr bool kHasEpilogue = !std::is_same_v<std::decay_t<E>, NoEpilogue>;
+
+/// `tile(i, j, mr, nr)` runs once per finished mr x nr block of C at row i,
+/// column j (relative to C), right after its last K block was accumulated,
+/// while the block is in cache; each element of C is final when it runs.
+template <class Tile = NoEpilogue>
 inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, int64_t sak, const float* B,
-                 int64_t sbk, int64_t sbn, float* C, int64_t ldc) {
+                 int64_t sbk, int64_t sbn, float* C, int64_t ldc, Tile&& tile = Tile{}) {
   constexpr int64_t MR = kGemmMR, NR = kGemmNR, KC = kGemmKC, MC = kGemmMC, NC = kGemmNC, VW = kGemmVW;
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
-    for (int64_t i = 0; i < M; ++i)
+    for (int64_t i = 0; i < M; ++i) {
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
+      if constexpr (kHasEpilogue<Tile>) tile(i, 0, 1, N);
+    }
     return;
   }
   int64_t mt = (M + MC - 1) / MC, nt = (N + NC - 1) / NC, tiles = mt * nt;
@@ -229,11 +241,16 @@ inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, i
             as[k * MR + r] = i < M ? A[i * sam + (p0 + k) * sak] : 0.0f;
           }
       }
+      bool last = p0 + kc == K;
       for (int64_t sj = 0; sj < ns; ++sj)
-        for (int64_t si = 0; si < ms; ++si)
-          gemm_micro(kc, apack + si * MR * kc, bpack + sj * 2 * kc,
-                     C + (i0 + si * MR) * ldc + j0 + sj * NR, ldc, std::min(MR, mc - si * MR),
-                     std::min(NR, nc - sj * NR), p0 == 0);
+        for (int64_t si = 0; si < ms; ++si) {
+          int64_t mr = std::min(MR, mc - si * MR), nr = std::min(NR, nc - sj * NR);
+          gemm_micro(kc, apack + si * MR * kc, bpack + sj * 2 * kc, C + (i0 + si * MR) * ldc + j0 + sj * NR, ldc,
+                     mr, nr, p0 == 0);
+          // The micro-tile is final (all of K accumulated) and in L1: apply the epilogue now.
+          if constexpr (kHasEpilogue<Tile>)
+            if (last) tile(i0 + si * MR, j0 + sj * NR, mr, nr);
+        }
     }
   }
   (void)VW;
@@ -241,8 +258,11 @@ inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, i
 
 /// numpy matmul with batch broadcasting; shapes as given in the graph (1-D
 /// operands are promoted as numpy does). transA/transB swap the last two axes.
-inline void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
-                   const int64_t* ys, int yr, int transA, int transB) {
+/// `epi(start, len)` (optional) runs on each finished run of y[start, start+len)
+/// (flat offsets into y) while it is in cache: the fused elementwise epilogue.
+template <class Epi>
+inline void matmul_epilogue(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br,
+                            float* y, const int64_t* ys, int yr, int transA, int transB, Epi&& epi) {
   int64_t A[8], B[8];
   int an = ar, bn = br;
   for (int i = 0; i < ar; ++i) A[i] = as[i];
@@ -278,15 +298,30 @@ inline void matmul(const float* a, const int64_t* as, int ar, const float* b, co
       oa += c * sa[d];
       ob += c * sb[d];
     }
-    gemm(M, N, K, a + oa, sam, sak, b + ob, sbk, sbn, y + t * M * N, N);
+    if constexpr (kHasEpilogue<Epi>) {
+      int64_t base = t * M * N;
+      gemm(M, N, K, a + oa, sam, sak, b + ob, sbk, sbn, y + base, N, [&](int64_t i, int64_t j, int64_t mr, int64_t nr) {
+        for (int64_t r = 0; r < mr; ++r) epi(base + (i + r) * N + j, nr);
+      });
+    } else {
+      gemm(M, N, K, a + oa, sam, sak, b + ob, sbk, sbn, y + t * M * N, N);
+    }
   }
+}
+
+inline void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
+                   const int64_t* ys, int yr, int transA, int transB) {
+  matmul_epilogue(a, as, ar, b, bs, br, y, ys, yr, transA, transB, NoEpilogue{});
 }
 
 /// Convolution over 1-3 spatial dims (x: [N,C,s...], w: [M,C/g,k...]) as
 /// im2col (padded positions are explicit zeros) + canonical GEMM per group.
 /// Spatial arrays have `sr` entries; pads = [begin..., end...].
-inline void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
-                 int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group) {
+/// `epi(start, len)` as in matmul_epilogue.
+template <class Epi>
+inline void conv_epilogue(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y,
+                          const int64_t* ys, int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil,
+                          int64_t group, Epi&& epi) {
   int64_t Nb = xs[0], C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0},
           dl[3] = {1, 1, 1};
@@ -329,8 +364,16 @@ inline void conv(const float* x, const int64_t* xs, const float* w, const int64_
               }
             }
     }
-    gemm(Mg, ovol, Cg * kvol, w + g * Mg * Cg * kvol, Cg * kvol, 1, identity ? xg : scratch(2, 0), ovol, 1,
-         y + (n * M + g * Mg) * ovol, ovol);
+    int64_t base = (n * M + g * Mg) * ovol;
+    const float* col = identity ? xg : scratch(2, 0);
+    if constexpr (kHasEpilogue<Epi>) {
+      gemm(Mg, ovol, Cg * kvol, w + g * Mg * Cg * kvol, Cg * kvol, 1, col, ovol, 1, y + base, ovol,
+           [&](int64_t i, int64_t j, int64_t mr, int64_t nr) {
+             for (int64_t r = 0; r < mr; ++r) epi(base + (i + r) * ovol + j, nr);
+           });
+    } else {
+      gemm(Mg, ovol, Cg * kvol, w + g * Mg * Cg * kvol, Cg * kvol, 1, col, ovol, 1, y + base, ovol);
+    }
   };
   // Many small GEMMs (grouped/depthwise convs, batches of small images) run
   // in parallel, one im2col buffer per thread (the GEMMs inside run serial);
@@ -340,6 +383,11 @@ inline void conv(const float* x, const int64_t* xs, const float* w, const int64_
   _Pragma("omp parallel for schedule(static) if (jobs > 1 && Mg * ovol * Cg * kvol < (int64_t(1) << 22) && jobs * Mg * ovol * Cg * kvol >= 262144)")
 #endif
   for (int64_t t = 0; t < jobs; ++t) one(t / group, t % group);
+}
+
+inline void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
+                 int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group) {
+  conv_epilogue(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, NoEpilogue{});
 }
 
 /// ConvTranspose (x: [N,C,s...], w: [C,M/g,k...]): y = 0, then for n, g, c,

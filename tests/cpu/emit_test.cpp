@@ -120,6 +120,50 @@ TEST(CpuEmit, ContractionWithReluEpilogueIsBitIdentical) {
   expect_identical(g, hand_plan(g, {{c, cb, r, mp}, {mm, mr}}));
 }
 
+// The epilogue of a contraction runs per finished GEMM tile (in cache),
+// written in place over the contraction's output when that is not
+// materialised; a member reading the contraction at other coordinates keeps
+// the whole-output epilogue. Shapes straddle the tile sizes (6 x 32 micro,
+// 96 rows, K blocks of 256) so partial tiles and several K blocks occur.
+TEST(CpuEmit, ContractionEpiloguePerTileIsBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {2, 8, 13, 17});
+  auto w = b.weight("w", {100, 8, 3, 3});
+  auto bias = b.weight("bias", {100, 1, 1});
+  auto c = b.op("c", "Conv", OpClass::contraction, {x, w}, {2, 100, 13, 17},
+                {{"kernel_shape", V{3, 3}}, {"pads", V{1, 1, 1, 1}}});
+  auto cb = b.op("cb", "Add", OpClass::broadcast, {c, bias}, {2, 100, 13, 17});
+  auto r = b.op("r", "Relu", OpClass::elementwise, {cb}, {2, 100, 13, 17});
+  auto a = b.input("a", {3, 101, 300});
+  auto m = b.weight("m", {300, 70});
+  auto mb = b.weight("mb", {70});
+  auto mm = b.op("mm", "MatMul", OpClass::contraction, {a, m}, {3, 101, 70});
+  auto ma = b.op("ma", "Add", OpClass::broadcast, {mm, mb}, {3, 101, 70});
+  auto sg = b.op("sg", "Sigmoid", OpClass::elementwise, {ma}, {3, 101, 70});
+  auto mu = b.op("mu", "Mul", OpClass::elementwise, {ma, sg}, {3, 101, 70});
+  auto a2 = b.input("a2", {40, 33});
+  auto m2 = b.weight("m2", {33, 50});
+  auto mm2 = b.op("mm2", "MatMul", OpClass::contraction, {a2, m2}, {40, 50});
+  auto tr = b.op("tr", "Transpose", OpClass::layout, {mm2}, {50, 40}, {{"perm", V{1, 0}}});
+  auto ex = b.op("ex", "Exp", OpClass::elementwise, {tr}, {50, 40});
+  auto& g = b.done({r, mu, ma, ex});
+  // conv+bias+relu: c, cb not materialised (relu's buffer is updated in place);
+  // matmul+bias+silu with the bias add materialised too (two epilogue stages);
+  // matmul then transpose: not per tile.
+  Plan plan = hand_plan(g, {{c, cb, r}, {mm, ma, sg, mu}, {mm2, tr, ex}});
+  std::string src = cpu::plan_source(g, plan);
+  EXPECT_NE(src.find("fprt::conv_epilogue("), std::string::npos);
+  EXPECT_NE(src.find("fprt::matmul_epilogue("), std::string::npos);
+  EXPECT_EQ(src.find("fprt::matmul_epilogue(", src.find("fp_group_2")), std::string::npos);
+  expect_identical(g, plan);
+  cpu::set_tile_epilogue(false);
+  std::string off = cpu::plan_source(g, plan);
+  EXPECT_EQ(off.find("fprt::conv_epilogue("), std::string::npos);
+  EXPECT_EQ(off.find("fprt::matmul_epilogue("), std::string::npos);
+  expect_identical(g, plan);
+  cpu::set_tile_epilogue(true);
+}
+
 TEST(CpuEmit, HorizontalGroupAndInjectiveChainsAreBitIdentical) {
   Builder b;
   auto x = b.input("x", {4, 6, 10});
