@@ -3,25 +3,31 @@
 
 #include "search/legality.h"
 #include "search/passes.h"
+#include "search/pricing.h"
 
 namespace fuseplan {
 
 namespace {
 constexpr double kMinGainUs = 1e-6;  // below this a move is noise, not a saving
+constexpr std::size_t kMaxSegment = 4;  // primitives moved at once by a re-cut (bounds the pass: linear)
+
+/// holders[n] = number of alive groups holding primitive n (> 1: duplicated).
+std::vector<int> holder_counts(const WorkState& ws) {
+  std::vector<int> out(ws.graph().size(), 0);
+  for (int gid : ws.alive_groups())
+    for (NodeId n : ws.nodes(gid)) out[n]++;
+  return out;
+}
 
 /// Primitives of `gid` that can leave it without breaking it in two: homed
 /// here only, and with no producer or no consumer inside the group.
-std::vector<NodeId> boundary_nodes(const WorkState& ws, int gid) {
+std::vector<NodeId> boundary_nodes(const WorkState& ws, int gid, const std::vector<int>& holders) {
   const Graph& g = ws.graph();
   const auto& nodes = ws.nodes(gid);
   std::unordered_set<NodeId> in(nodes.begin(), nodes.end());
   std::vector<NodeId> out;
   for (NodeId n : nodes) {
-    if (ws.home(n) != gid) continue;
-    bool held_elsewhere = false;
-    for (int k : ws.holders(n))  // only groups holding n (O(copies), not O(groups))
-      if (k != gid && ws.alive(k)) held_elsewhere = true;
-    if (held_elsewhere) continue;
+    if (ws.home(n) != gid || holders[n] > 1) continue;
     bool has_in_producer = false, has_in_consumer = false;
     for (NodeId o : g.operands(n)) has_in_producer |= in.count(o) > 0;
     for (NodeId c : g.consumers(n)) has_in_consumer |= in.count(c) > 0;
@@ -29,9 +35,22 @@ std::vector<NodeId> boundary_nodes(const WorkState& ws, int gid) {
   }
   return out;
 }
-}  // namespace
 
-int refine_pass(WorkState& ws, const SearchOptions& o) {
+/// Every primitive of `gid` is homed there and held by no other group: the
+/// group can be re-cut and priced as a plain node set (price_set).
+bool plain_group(const WorkState& ws, int gid, const std::vector<int>& holders) {
+  for (NodeId n : ws.nodes(gid))
+    if (ws.home(n) != gid || holders[n] > 1) return false;
+  return true;
+}
+
+bool connected(const Graph& g, std::span<const NodeId> nodes) {
+  return !nodes.empty() && split_branches(g, nodes).size() == 1;
+}
+
+/// Single-primitive moves: split a boundary primitive off its group, keep it
+/// alone or move it into a neighbouring group, whichever is cheapest.
+int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& holders) {
   const Graph& g = ws.graph();
   const DeviceSpec& d = ws.device();
   int moves = 0;
@@ -39,7 +58,7 @@ int refine_pass(WorkState& ws, const SearchOptions& o) {
     bool improved = false;
     for (int gid : ws.alive_groups()) {
       if (!ws.alive(gid) || ws.nodes(gid).size() < 2) continue;
-      for (NodeId n : boundary_nodes(ws, gid)) {
+      for (NodeId n : boundary_nodes(ws, gid, holders)) {
         if (ws.nodes(gid).size() < 2) break;
         const double before = ws.cost_of(gid).predicted_us;
         const int s = ws.split_off(n);
@@ -49,15 +68,13 @@ int refine_pass(WorkState& ws, const SearchOptions& o) {
         int best_target = -1;
         // Option B: move n into a neighbouring group.
         std::vector<int> neigh = ws.producer_groups(s);
-        for (int c : ws.consumer_groups(s)) neigh.push_back(c);
+        const std::vector<int> consumers = ws.consumer_groups(s);
+        neigh.insert(neigh.end(), consumers.begin(), consumers.end());
         std::sort(neigh.begin(), neigh.end());
         neigh.erase(std::unique(neigh.begin(), neigh.end()), neigh.end());
         for (int x : neigh) {
           if (x == gid || !ws.alive(x) || ws.nodes(x).size() + 1 > static_cast<std::size_t>(o.max_group_size)) continue;
-          const bool s_feeds_x = [&] {
-            auto cs = ws.consumer_groups(s);
-            return std::find(cs.begin(), cs.end(), x) != cs.end();
-          }();
+          const bool s_feeds_x = std::find(consumers.begin(), consumers.end(), x) != consumers.end();
           FusionDecision dec = s_feeds_x ? can_merge_vertical(g, ws.nodes(s), ws.nodes(x), d)
                                          : can_merge_vertical(g, ws.nodes(x), ws.nodes(s), d);
           if (!dec.ok()) continue;
@@ -78,6 +95,89 @@ int refine_pass(WorkState& ws, const SearchOptions& o) {
     }
     if (!improved) break;
   }
+  return moves;
+}
+
+/// Re-cut of two adjacent groups P -> C: moves up to kMaxSegment primitives
+/// across their boundary at once — the last k of P (topological order) into
+/// C, or the first k of C into P — or cuts the first k of C off as a group
+/// of their own. Single-primitive moves cannot do this when every
+/// intermediate step materialises an extra tensor (an epilogue chain that
+/// greedy fused as a prologue of the next kernel instead of into its
+/// contraction, or the reverse).
+int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& holders) {
+  const Graph& g = ws.graph();
+  const DeviceSpec& d = ws.device();
+  const std::size_t cap = static_cast<std::size_t>(o.max_group_size);
+  int moves = 0;
+  struct Move {
+    double gain = kMinGainUs;
+    int kind = -1;  // 0: suffix of P into C, 1: prefix of C into P, 2: prefix of C alone
+    std::size_t k = 0;
+  };
+  for (int round = 0; round < 2; ++round) {
+    bool improved = false;
+    for (int c : ws.alive_groups()) {
+      if (!ws.alive(c) || !plain_group(ws, c, holders)) continue;
+      for (int p : ws.producer_groups(c)) {
+        if (!ws.alive(c) || !ws.alive(p) || p == c || !plain_group(ws, p, holders)) continue;
+        const std::vector<NodeId> pn = ws.nodes(p), cn = ws.nodes(c);
+        const double before = ws.cost_of(p).predicted_us + ws.cost_of(c).predicted_us;
+        Move best;
+        auto consider = [&](int kind, std::size_t k, std::span<const NodeId> moved, std::vector<NodeId> a,
+                            std::vector<NodeId> b) {
+          if (a.size() > cap || b.size() > cap || !connected(g, a) || !connected(g, b)) return;
+          const GroupCost ca = price_set(g, d, a), cb = price_set(g, d, b);
+          const double gain = before - ca.predicted_us - cb.predicted_us;
+          if (gain <= best.gain) return;
+          if (!check_resources(ca, d, "merge").ok() || !check_resources(cb, d, "merge").ok()) return;
+          // Legality of the grown group: the moved primitives against what they join.
+          FusionDecision dec = FusionDecision::allow();
+          if (kind == 0) dec = can_merge_vertical(g, moved, cn, d);
+          else if (kind == 1) dec = can_merge_vertical(g, pn, moved, d);
+          if (!dec.ok()) return;
+          best = {gain, kind, k};
+        };
+        for (std::size_t k = 1; k <= kMaxSegment && k < pn.size(); ++k) {  // suffix of P into C
+          std::span<const NodeId> moved(pn.end() - static_cast<std::ptrdiff_t>(k), pn.end());
+          std::vector<NodeId> a(pn.begin(), pn.end() - static_cast<std::ptrdiff_t>(k)), b = cn;
+          b.insert(b.end(), moved.begin(), moved.end());
+          consider(0, k, moved, std::move(a), std::move(b));
+        }
+        for (std::size_t k = 1; k <= kMaxSegment && k < cn.size(); ++k) {  // prefix of C into P, or alone
+          std::span<const NodeId> moved(cn.begin(), cn.begin() + static_cast<std::ptrdiff_t>(k));
+          std::vector<NodeId> a = pn, b(cn.begin() + static_cast<std::ptrdiff_t>(k), cn.end());
+          a.insert(a.end(), moved.begin(), moved.end());
+          consider(1, k, moved, std::move(a), b);
+          std::vector<NodeId> alone(moved.begin(), moved.end());
+          if (!connected(g, alone) || !connected(g, b)) continue;
+          const GroupCost cs = price_set(g, d, alone), cr = price_set(g, d, b);
+          const double gain = ws.cost_of(c).predicted_us - cs.predicted_us - cr.predicted_us;
+          if (gain > best.gain) best = {gain, 2, k};
+        }
+        if (best.kind < 0) continue;
+        if (best.kind == 0) {
+          for (std::size_t i = pn.size() - best.k; i < pn.size(); ++i) ws.merge(c, ws.split_off(pn[i]));
+        } else if (best.kind == 1) {
+          for (std::size_t i = 0; i < best.k; ++i) ws.merge(p, ws.split_off(cn[i]));
+        } else {
+          const int s = ws.split_off(cn[0]);
+          for (std::size_t i = 1; i < best.k; ++i) ws.merge(s, ws.split_off(cn[i]));
+        }
+        ++moves;
+        improved = true;
+      }
+    }
+    if (!improved) break;
+  }
+  return moves;
+}
+}  // namespace
+
+int refine_pass(WorkState& ws, const SearchOptions& o) {
+  const std::vector<int> holders = holder_counts(ws);  // moves below never change them
+  int moves = single_moves(ws, o, holders);
+  moves += recut_moves(ws, o, holders);
   return moves;
 }
 

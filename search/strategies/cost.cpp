@@ -1,24 +1,56 @@
-// `cost`: fuseplan's own search. Priority-driven vertical fusion with
-// duplication of cheap multi-consumer producers, a refinement pass that
-// splits or moves primitives, then horizontal fusion of launch-bound groups.
+// `cost`: fuseplan's own search, a local search from two starts.
+//  1. Unfused start: priority-driven vertical fusion with duplication of cheap
+//     multi-consumer producers, a refinement pass (single-primitive moves and
+//     re-cuts of adjacent groups), vertical fusion again, then horizontal
+//     fusion of launch-bound groups.
+//  2. XLA start: XLA-style priority fusion (the `xla` strategy's decisions,
+//     priced with 1 µs launches, producer into all consumers or none),
+//     replayed on fuseplan's own cost model and improved by the same
+//     refinement, vertical and horizontal passes.
+// The start whose result is predicted faster wins (ties: the first). Both
+// starts are linear-time passes, so the search stays linear in graph size.
+#include <algorithm>
+#include <cmath>
+
 #include "search/passes.h"
 #include "search/strategies/registry.h"
+#include "search/strategies/xla_fusion.h"
 
 namespace fuseplan {
 
 namespace {
+constexpr double kExactTieBreak = 0;  // relative: within it, WorkState totals are re-checked by make_plan (0: never)
+
+void improve(WorkState& ws, const SearchOptions& o) {
+  greedy_vertical_pass(ws, o, /*allow_duplication=*/true);
+  if (refine_pass(ws, o) > 0) greedy_vertical_pass(ws, o, true);
+  horizontal_pass(ws, o);
+}
+
+double total_us(WorkState& ws) {
+  double t = 0;
+  for (int gid : ws.alive_groups()) t += ws.cost_of(gid).predicted_us;
+  return t;
+}
+
 class CostStrategy : public Strategy {
  public:
   std::string name() const override { return "cost"; }
   std::string description() const override {
-    return "fuseplan: greedy by predicted saving + duplication + refinement + horizontal";
+    return "fuseplan: greedy by predicted saving + duplication + refinement + horizontal, from unfused and XLA starts";
   }
   std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions& o) override {
-    WorkState ws(g, d);
-    greedy_vertical_pass(ws, o, /*allow_duplication=*/true);
-    if (refine_pass(ws, o) > 0) greedy_vertical_pass(ws, o, true);
-    horizontal_pass(ws, o);
-    return ws.partition();
+    WorkState own(g, d);
+    improve(own, o);
+    WorkState seeded(g, d);
+    strategies::replay_xla_fusion(seeded, strategies::xla_fusion_log(g, d));
+    horizontal_pass(seeded, o);
+    const double a = total_us(own), b = total_us(seeded);
+    if (std::abs(a - b) > kExactTieBreak * std::max(a, b)) return a <= b ? own.partition() : seeded.partition();
+    auto pa = own.partition(), pb = seeded.partition();
+    const double ea = make_plan(g, d, pa, name()).totals.predicted_us;
+    const double eb = make_plan(g, d, pb, name()).totals.predicted_us;
+    return ea <= eb ? pa : pb;
   }
 };
 }  // namespace

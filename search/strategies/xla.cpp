@@ -15,6 +15,7 @@
 #include "search/legality.h"
 #include "search/strategies/group_dag.h"
 #include "search/strategies/registry.h"
+#include "search/strategies/xla_fusion.h"
 #include "search/work_state.h"
 
 namespace fuseplan {
@@ -67,9 +68,13 @@ class PriorityFusion {
         continue;
       }
       fuse(e.producer);
+      log_.push_back(e.producer);
     }
     return ws_.partition();
   }
+
+  /// Producers fused, in order (replay with strategies::replay_xla_fusion).
+  const std::vector<int>& log() const { return log_; }
 
  private:
   /// Prices fusing producer p into all of its consumers; false when not allowed.
@@ -110,9 +115,7 @@ class PriorityFusion {
   }
 
   void fuse(int p) {
-    const auto consumers = ws_.consumer_groups(p);
-    if (consumers.size() == 1) ws_.merge(consumers[0], p);
-    else ws_.duplicate(p, consumers);
+    const auto consumers = strategies::fuse_into_all_consumers(ws_, p);
     // Reprice the fused consumers, their producers, and p if it survives.
     push(p);
     for (int c : consumers) {
@@ -126,6 +129,7 @@ class PriorityFusion {
   DeviceSpec prio_d_;
   WorkState ws_;
   std::priority_queue<Entry> pq_;
+  std::vector<int> log_;
 };
 
 class XlaStrategy : public Strategy {
@@ -139,6 +143,27 @@ class XlaStrategy : public Strategy {
   }
 };
 }  // namespace
+
+namespace strategies {
+
+std::vector<int> fuse_into_all_consumers(WorkState& ws, int p) {
+  const auto consumers = ws.consumer_groups(p);
+  if (consumers.size() == 1) ws.merge(consumers[0], p);
+  else ws.duplicate(p, consumers);
+  return consumers;
+}
+
+std::vector<int> xla_fusion_log(const Graph& g, const DeviceSpec& d) {
+  PriorityFusion f(g, d);
+  f.run();
+  return f.log();
+}
+
+void replay_xla_fusion(WorkState& ws, const std::vector<int>& log) {
+  for (int p : log) fuse_into_all_consumers(ws, p);
+}
+
+}  // namespace strategies
 
 std::unique_ptr<Strategy> make_xla_strategy() { return std::make_unique<XlaStrategy>(); }
 
