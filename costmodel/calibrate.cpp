@@ -286,6 +286,9 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
       if (free[j]) cols.push_back(j);
     }
     const int pf = static_cast<int>(cols.size());
+    if (pf == 0)
+      throw Error("nothing to fit: every parameter is held or exercised by fewer than " +
+                  std::to_string(o.min_support) + " measurements");
     if (n < pf + 2)
       throw Error("too few measurements: " + std::to_string(n) + " for " + std::to_string(pf) +
                   " fitted parameters (need at least " + std::to_string(pf + 2) + ")");

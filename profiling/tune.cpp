@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "emit/files.h"
 #include "graph/import.h"
@@ -52,7 +53,16 @@ class Tuner {
     b.device = device_;
     b.plan = plan;
     b.rounds = 1;
-    if (opts_.measure) measure_rounds(b, plan, scope);
+    measure_ = opts_.measure;
+    if (measure_) {
+      if (const auto opaque = first_opaque(g)) {
+        // The CPU backend cannot run it: this batch size is tuned on predictions.
+        measure_ = false;
+        b.note = "not measured: the CPU backend cannot execute opaque primitive '" + g.node(*opaque).name + "' (op " +
+                 g.node(*opaque).op + "); plans chosen on predictions only";
+      }
+    }
+    if (measure_) measure_rounds(b, plan, scope);
     done_steps_ = (index) * steps_per_batch() + steps_per_batch() - 1;
     if (opts_.peers) peers(b, scope);
     return b;
@@ -127,7 +137,7 @@ class Tuner {
     for (const auto& name : strategy_names()) {
       step("peers", name);
       PeerResult p{name, finish(search(g, b.device, name, so), b.batch), -1};
-      if (opts_.measure) {
+      if (measure_) {
         const RunResult& run = measurer_.measure(g, p.plan, scope);
         p.measured_us = run.measured_us;
         // Tune keeps the best measured plan, whichever strategy found it.
@@ -145,6 +155,12 @@ class Tuner {
                      [](const PeerResult& x, const PeerResult& y) { return x.strategy == "unfused" && y.strategy != "unfused"; });
   }
 
+  static std::optional<NodeId> first_opaque(const Graph& g) {
+    for (NodeId n = 0; n < g.size(); ++n)
+      if (g.node(n).op_class == OpClass::opaque) return n;
+    return std::nullopt;
+  }
+
   static std::string us(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f us", v);
@@ -158,6 +174,7 @@ class Tuner {
   const TuneStop& stop_;
   PlanMeasurer measurer_;
   std::vector<CalibrationSample> samples_;
+  bool measure_ = false;  // this batch size is measured (opts_.measure and runnable)
   TuneEvent ev_;
 };
 

@@ -204,6 +204,21 @@ TEST(Calibrate, TuneHoldsTheUnidentifiedParameterAndFitsTheRest) {
   for (const auto& x : s) EXPECT_NEAR(predict_us(x.features, r.device), x.measured_us, 1e-3 * x.measured_us) << x.tag;
 }
 
+// Regression (tune on distilbert_tiny crashed in recalibration): with every
+// parameter held there is nothing to fit; one clear error, no empty solve.
+TEST(Calibrate, RefusesWhenEveryParameterIsHeld) {
+  auto s = synthetic(truth_device(), 40, 0.05, 3);
+  CalibrationOptions o;
+  o.hold = {"launch_us", "caches[L1].bw_GBps", "caches[L2].bw_GBps", "caches[L3].bw_GBps", "caches[DRAM].bw_GBps",
+            "dram_bw_GBps", "spill_penalty", "e_contraction", "e_cmp"};
+  try {
+    calibrate(load_device("host-cpu"), s, o);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing to fit"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibrate, RefusesNonPositiveTimes) {
   auto s = synthetic(truth_device(), 40, 0.05, 2);
   s[5].measured_us = 0;

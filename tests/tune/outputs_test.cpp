@@ -80,6 +80,24 @@ TEST(TuneOutputs, EveryFileIsProducedAndValid) {
   if (!have_dot) GTEST_SKIP() << "dot (graphviz) not installed: DOT not checked by dot";
 }
 
+// Regression (tune --measure on gpt2_tiny_ortfused_genai failed outright):
+// a model the CPU backend cannot run (opaque com.microsoft ops) is tuned on
+// predictions, with the reason in the batch size's note.
+TEST(TuneOutputs, OpaquePrimitivesFallBackToPredictions) {
+  const std::string dir = test::fresh_dir("opaque");
+  TuneOptions o = measured_options({1});
+  o.peers = false;
+  o.render_svg = false;
+  TuneResult r = tune({std::string(FUSEPLAN_SHARED_DIR) + "/models/onnx/gpt2_tiny_ortfused_genai.onnx",
+                       {{"seq_len", 16}, {"past_seq_len", 16}, {"total_seq_len", 32}}, ""},
+                      cpu(), o, dir + "/out");
+  ASSERT_EQ(r.batches.size(), 1u);
+  EXPECT_FALSE(r.batches[0].measured);
+  EXPECT_NE(r.batches[0].note.find("not measured: the CPU backend cannot execute opaque primitive"), std::string::npos)
+      << r.batches[0].note;
+  EXPECT_TRUE(fs::exists(dir + "/out/plan-b1.json"));
+}
+
 TEST(TuneOutputs, InterruptKeepsFinishedBatchSizesComplete) {
   const std::string dir = test::fresh_dir("interrupt");
   const std::string model = test::write_model(dir, "tiny.onnxtxt", test::kTinyModel);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs `fuseplan tune --measure` on every shared model (../shared/models/onnx)
+# at the given batch sizes, smallest models first, one process per model with
+# a time limit (SIGINT: tune keeps the batch sizes already finished), and
+# prints one markdown row per model and batch size.
+#   scripts/tune_shared_models.sh [OUT_DIR] [SECONDS_PER_MODEL] [BATCHES]
+# Env: FUSEPLAN (binary, default build/cli/fuseplan), DEVICE (host-cpu),
+# TUNE_ARGS (extra tune options, default "--repeat 3 --rounds 2 --peer-time-limit 5").
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-tune-shared}
+limit=${2:-600}
+batches=${3:-1,8,64}
+fuseplan=${FUSEPLAN:-build/cli/fuseplan}
+device=${DEVICE:-host-cpu}
+read -r -a extra <<< "${TUNE_ARGS:---repeat 3 --rounds 2 --peer-time-limit 5}"
+models=../shared/models/onnx
+mkdir -p "$out"
+
+# The dims each model needs beyond --batch (as tests/shared_models.h).
+dims() {
+  case "$1" in
+    *roberta*) echo "--dim seq_len=128" ;;
+    *t5-encoder* | *distilbert*) echo "--dim sequence=128" ;;
+    *gpt2-*) echo "--dim input1_dynamic_axes_2=1 --dim input1_dynamic_axes_3=128" ;;
+    *fcn-resnet*) echo "--dim height=224 --dim width=224" ;;
+    *tiny-yolov3*) echo "--dim input_1:2=416 --dim input_1:3=416" ;;
+    *gpt2_tiny*) echo "--dim seq_len=16 --dim past_seq_len=16 --dim total_seq_len=32" ;;
+    *attention_head*) echo "--dim sequence_len=100 --dim batch=100" ;;
+  esac
+}
+
+# Roughly by work at batch 1, smallest first, so a time limit cuts the big ones.
+order="mnist_wonnx trt_residual_block trt_attention_head gpt2_tiny_ortfused_genai distilbert_tiny_optimum
+  light_squeezenet ultraface_version-RFB-320 light_shufflenet zoo_shufflenet-v2-12 zoo_mobilenetv2-12
+  zoo_mobilenetv2-12-qdq zoo_efficientnet-lite4-11 zoo_candy-9 light_inception_v2 light_resnet50
+  zoo_resnet50-v1-12 light_densenet121 zoo_tiny-yolov3-11 light_vgg19 zoo_t5-encoder-12 zoo_roberta-base-11
+  zoo_bertsquad-12 zoo_gpt2-10 zoo_gpt2-lm-head-10 zoo_fcn-resnet50-11"
+
+echo "| model | batch | kernels | predicted_us | measured_us | vs unfused (meas) | rounds | wall s | status |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for m in $order; do
+  f=$models/$m.onnx
+  [ -f "$f" ] || continue
+  start=$(date +%s)
+  # shellcheck disable=SC2046
+  timeout -s INT -k 30 "$limit" "$fuseplan" tune "$f" --device "$device" --batch "$batches" --measure \
+    $(dims "$m") "${extra[@]}" --no-svg -o "$out/$m" > "$out/$m.log" 2>&1
+  rc=$?
+  wall=$(( $(date +%s) - start ))
+  case $rc in
+    0) status=complete ;;
+    130 | 124) status="time limit ${limit}s" ;;
+    *) status="failed: $(grep -m1 'fuseplan:' "$out/$m.log" | cut -c1-120)" ;;
+  esac
+  rows=$(awk '/^batch +kernels/{t=1; next} t && /^[0-9]/{print $1"|"$2"|"$5"|"$6"|"$8"|"$9}' "$out/$m.log")
+  if [ -z "$rows" ]; then
+    echo "| $m | - | - | - | - | - | - | $wall | $status |"
+  else
+    while IFS='|' read -r b k p me vs r; do
+      echo "| $m | $b | $k | $p | $me | $vs | $r | $wall | $status |"
+    done <<< "$rows"
+  fi
+done
