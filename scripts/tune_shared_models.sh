@@ -5,7 +5,8 @@
 # prints one markdown row per model and batch size.
 #   scripts/tune_shared_models.sh [OUT_DIR] [SECONDS_PER_MODEL] [BATCHES]
 # Env: FUSEPLAN (binary, default build/cli/fuseplan), DEVICE (host-cpu),
-# TUNE_ARGS (extra tune options, default "--repeat 3 --rounds 2 --peer-time-limit 5").
+# TUNE_ARGS (extra tune options, default "--repeat 3 --rounds 2 --peer-time-limit 5"),
+# MODELS (names without .onnx, default: all, smallest first).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-tune-shared}
@@ -36,6 +37,7 @@ order="mnist_wonnx trt_residual_block trt_attention_head gpt2_tiny_ortfused_gena
   zoo_mobilenetv2-12-qdq zoo_efficientnet-lite4-11 zoo_candy-9 light_inception_v2 light_resnet50
   zoo_resnet50-v1-12 light_densenet121 zoo_tiny-yolov3-11 light_vgg19 zoo_t5-encoder-12 zoo_roberta-base-11
   zoo_bertsquad-12 zoo_gpt2-10 zoo_gpt2-lm-head-10 zoo_fcn-resnet50-11"
+order=${MODELS:-$order}
 
 echo "| model | batch | kernels | predicted_us | measured_us | vs unfused (meas) | rounds | wall s | status |"
 echo "|---|---|---|---|---|---|---|---|---|"
