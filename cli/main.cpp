@@ -4,6 +4,8 @@
 
 #include "cli/common.h"
 
+namespace fuseplan::cli { void add_gen(CLI::App& app); }  // cli/cmd_gen.cpp
+
 int main(int argc, char** argv) {
   CLI::App app{"fuseplan: search, explain and measure operator-fusion plans"};
   app.require_subcommand(1);
@@ -20,6 +22,7 @@ int main(int argc, char** argv) {
   fuseplan::cli::add_calibrate(app);
   fuseplan::cli::add_accuracy(app);
   fuseplan::cli::add_tune(app);
+  fuseplan::cli::add_gen(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
