@@ -198,9 +198,9 @@ struct NoEpilogue {
 };
 template <class E> inline constexpr bool kHasEpilogue = !std::is_same_v<std::decay_t<E>, NoEpilogue>;
 
-/// `tile(i, j, mr, nr)` runs once per finished mr x nr block of C at row i,
+/// `tile(i, j, mc, nc)` runs once per finished mc x nc tile of C at row i,
 /// column j (relative to C), right after its last K block was accumulated,
-/// while the block is in cache; each element of C is final when it runs.
+/// while the tile is in cache (L2); each element of C is final when it runs.
 template <class Tile = NoEpilogue>
 inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, int64_t sak, const float* B,
                  int64_t sbk, int64_t sbn, float* C, int64_t ldc, Tile&& tile = Tile{}) {
@@ -241,17 +241,15 @@ inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, i
             as[k * MR + r] = i < M ? A[i * sam + (p0 + k) * sak] : 0.0f;
           }
       }
-      bool last = p0 + kc == K;
       for (int64_t sj = 0; sj < ns; ++sj)
-        for (int64_t si = 0; si < ms; ++si) {
-          int64_t mr = std::min(MR, mc - si * MR), nr = std::min(NR, nc - sj * NR);
+        for (int64_t si = 0; si < ms; ++si)
           gemm_micro(kc, apack + si * MR * kc, bpack + sj * 2 * kc, C + (i0 + si * MR) * ldc + j0 + sj * NR, ldc,
-                     mr, nr, p0 == 0);
-          // The micro-tile is final (all of K accumulated) and in L1: apply the epilogue now.
-          if constexpr (kHasEpilogue<Tile>)
-            if (last) tile(i0 + si * MR, j0 + sj * NR, mr, nr);
-        }
+                     std::min(MR, mc - si * MR), std::min(NR, nc - sj * NR), p0 == 0);
     }
+    // The mc x nc tile is final (all of K accumulated) and still in L2
+    // (<= 96 x 768 floats): apply the epilogue now. Per tile rather than per
+    // 6 x 32 micro-tile: rows of up to 768 give the epilogue long vector runs.
+    if constexpr (kHasEpilogue<Tile>) tile(i0, j0, mc, nc);
   }
   (void)VW;
 }
