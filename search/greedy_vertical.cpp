@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cstdint>
 #include <queue>
+#include <unordered_map>
 
 #include "search/legality.h"
 #include "search/passes.h"
@@ -61,12 +63,40 @@ class VerticalSearch {
     else push_pair(c.p, c.c);
   }
 
+  // Pricing memo. Between two applied changes (one epoch) the work state does
+  // not change, so pricing the same pair again (push_around of several touched
+  // groups, or repricing a stale entry whose groups push_around already
+  // repriced) yields the same candidates: replay them instead of recomputing.
+  // The queue receives exactly what it would without the memo.
+  struct Memo {
+    int64_t epoch = -1;
+    std::vector<Candidate> pushed;
+  };
+  static uint64_t key(int p, int c) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(p)) << 32) | static_cast<uint32_t>(c);
+  }
+  /// True (and the memoised candidates re-pushed) when (p, c) was priced in this epoch.
+  bool replay(int p, int c) {
+    auto it = memo_.find(key(p, c));
+    if (it == memo_.end() || it->second.epoch != epoch_) return false;
+    for (const Candidate& cand : it->second.pushed) pq_.push(cand);
+    return true;
+  }
+  /// Starts memoising (p, c) for this epoch; candidates pushed until the next begin() are recorded.
+  void begin(int p, int c) {
+    recording_ = &memo_[key(p, c)];
+    recording_->epoch = epoch_;
+    recording_->pushed.clear();
+  }
+
   std::size_t size_of(int gid) const { return ws_.nodes(gid).size(); }
 
   void push_pair(int p, int c) {
     const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
     if (p == c || !ws_.alive(p) || !ws_.alive(c)) return;
+    if (replay(p, c)) return;
+    begin(p, c);
     const auto readers = ws_.consumer_groups(p);
     if (std::find(readers.begin(), readers.end(), c) == readers.end()) return;
     const double before = ws_.cost_of(p).predicted_us + ws_.cost_of(c).predicted_us;
@@ -89,6 +119,8 @@ class VerticalSearch {
 
   void push_duplicate_all(int p) {
     if (!dup_ || !ws_.alive(p)) return;
+    if (replay(p, -1)) return;
+    begin(p, -1);
     const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
     const auto readers = ws_.consumer_groups(p);
@@ -118,7 +150,9 @@ class VerticalSearch {
   }
 
   void push(Candidate c) {
-    if (c.delta_us > kMinGainUs) pq_.push(std::move(c));
+    if (c.delta_us <= kMinGainUs) return;
+    if (recording_) recording_->pushed.push_back(c);
+    pq_.push(std::move(c));
   }
 
   void push_around(int gid) {
@@ -132,6 +166,8 @@ class VerticalSearch {
   }
 
   void apply(const Candidate& c) {
+    ++epoch_;  // the state changes: memoised pricings are stale
+    recording_ = nullptr;
     std::vector<int> touched;
     if (c.kind == CandKind::merge) {
       touched.push_back(ws_.merge(c.p, c.c));
@@ -149,6 +185,9 @@ class VerticalSearch {
   const SearchOptions& o_;
   bool dup_;
   std::priority_queue<Candidate, std::vector<Candidate>, Worse> pq_;
+  std::unordered_map<uint64_t, Memo> memo_;
+  Memo* recording_ = nullptr;
+  int64_t epoch_ = 0;
 };
 
 }  // namespace

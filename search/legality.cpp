@@ -1,6 +1,8 @@
 #include "search/legality.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 #include <unordered_set>
 
 #include "costmodel/cost.h"
@@ -41,6 +43,74 @@ int64_t reduction_row(const Graph& g, NodeId r) {
 int64_t reduction_input_numel(const Graph& g, NodeId r) {
   const auto ops = g.operands(r);
   return ops.empty() ? 0 : g.node(ops[0]).out.numel();
+}
+
+/// Membership of the two node sets of a merge question without hashing:
+/// per-thread marks indexed by NodeId (bit 1: producer side, bit 2:
+/// consumer side), cleared again on destruction. Not reentrant.
+class SideMarks {
+ public:
+  SideMarks(const Graph& g, std::span<const NodeId> a, std::span<const NodeId> b) : a_(a), b_(b) {
+    if (marks().size() < g.size()) marks().resize(g.size(), 0);
+    for (NodeId n : a) marks()[n] |= 1;
+    for (NodeId n : b) marks()[n] |= 2;
+  }
+  ~SideMarks() {
+    for (NodeId n : a_) marks()[n] = 0;
+    for (NodeId n : b_) marks()[n] = 0;
+  }
+  SideMarks(const SideMarks&) = delete;
+  SideMarks& operator=(const SideMarks&) = delete;
+  bool in_a(NodeId n) const { return marks()[n] & 1; }
+  bool in_b(NodeId n) const { return marks()[n] & 2; }
+
+ private:
+  static std::vector<uint8_t>& marks() {
+    thread_local std::vector<uint8_t> m;
+    return m;
+  }
+  std::span<const NodeId> a_, b_;
+};
+
+/// Graph::has_path_outside(from, to) on marked sets (same answer): a path from
+/// a `from` node to a `to` node through a node in neither set, exploring only
+/// nodes before the last `to` node in topological order.
+bool path_outside(const Graph& g, const SideMarks& m, bool from_is_a, std::span<const NodeId> from,
+                  std::span<const NodeId> to) {
+  if (from.empty() || to.empty()) return false;
+  auto in_from = [&](NodeId n) { return from_is_a ? m.in_a(n) : m.in_b(n); };
+  auto in_to = [&](NodeId n) { return from_is_a ? m.in_b(n) : m.in_a(n); };
+  std::size_t limit = 0;
+  for (NodeId t : to) limit = std::max(limit, g.topo_index(t));
+  thread_local std::vector<uint8_t> seen;
+  thread_local std::vector<NodeId> stack, visited;
+  if (seen.size() < g.size()) seen.resize(g.size(), 0);
+  stack.clear();
+  visited.clear();
+  const BoostGraph& bg = g.boost();
+  for (NodeId f : from)
+    for (auto [it, end] = boost::out_edges(f, bg); it != end; ++it) {
+      const NodeId w = boost::target(*it, bg);
+      if (!in_from(w) && !in_to(w) && g.topo_index(w) < limit) stack.push_back(w);
+    }
+  bool found = false;
+  while (!stack.empty() && !found) {
+    const NodeId v = stack.back();
+    stack.pop_back();
+    if (seen[v]) continue;
+    seen[v] = 1;
+    visited.push_back(v);
+    for (auto [it, end] = boost::out_edges(v, bg); it != end; ++it) {
+      const NodeId w = boost::target(*it, bg);
+      if (in_to(w)) {
+        found = true;
+        break;
+      }
+      if (!in_from(w) && !seen[w] && g.topo_index(w) < limit) stack.push_back(w);
+    }
+  }
+  for (NodeId v : visited) seen[v] = 0;
+  return found;
 }
 
 }  // namespace
@@ -120,13 +190,15 @@ FusionDecision can_fuse_edge(const Graph& g, NodeId producer, NodeId consumer) {
 
 FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, std::span<const NodeId> cg,
                                   const DeviceSpec& d, bool check_cycles) {
-  std::unordered_set<NodeId> in_p(pg.begin(), pg.end()), in_c(cg.begin(), cg.end());
+  const SideMarks side(g, pg, cg);
+  auto in_p_count = [&](NodeId n) { return side.in_a(n); };
+  auto in_c_count = [&](NodeId n) { return side.in_b(n); };
   FusionDecision out = FusionDecision::allow();
   NodeId any_p = kNoNode, any_c = kNoNode;
   // 1. Every crossing edge must be fusable.
   for (NodeId p : pg) {
     for (NodeId c : g.consumers(p)) {
-      if (!in_c.count(c)) continue;
+      if (!in_c_count(c)) continue;
       if (any_p == kNoNode) any_p = p, any_c = c;
       FusionDecision e = can_fuse_edge(g, p, c);
       if (!e.ok()) return e;
@@ -134,7 +206,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   }
   for (NodeId c : cg)
     for (NodeId p : g.consumers(c))
-      if (in_p.count(p) && !in_c.count(p))
+      if (in_p_count(p) && !in_c_count(p))
         return FusionDecision::forbid(Blocker::cycle, q(g.node(c).name) + " feeds " + q(g.node(p).name) +
                                                           " and is fed by its group");
   if (any_p == kNoNode) any_p = pg.front(), any_c = cg.front();
@@ -206,7 +278,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
     // A reduction result read back at the full row shape inside the merged group.
     for (NodeId r : reds)
       for (NodeId c : g.consumers(r))
-        if ((in_p.count(c) || in_c.count(c)) && g.node(c).out.numel() > g.node(r).out.numel()) multipass = true;
+        if ((in_p_count(c) || in_c_count(c)) && g.node(c).out.numel() > g.node(r).out.numel()) multipass = true;
     if (reds.size() > 1) multipass = true;
     if (multipass) {
       const NodeId r0 = reds.front();
@@ -229,7 +301,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   }
 
   // 5. Cycles: a path from one group to the other through a third.
-  if (check_cycles && (g.has_path_outside(pg, cg) || g.has_path_outside(cg, pg)))
+  if (check_cycles && (path_outside(g, side, true, pg, cg) || path_outside(g, side, false, cg, pg)))
     return FusionDecision::forbid(Blocker::cycle, edge + ": another kernel lies on a path between the two groups");
 
   for (NodeId p : pg)

@@ -1,6 +1,7 @@
 #include "search/pricing.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -8,27 +9,40 @@
 namespace fuseplan {
 
 std::vector<std::vector<NodeId>> split_branches(const Graph& g, std::span<const NodeId> nodes) {
-  std::unordered_map<NodeId, std::size_t> idx;
-  for (std::size_t i = 0; i < nodes.size(); ++i) idx[nodes[i]] = i;
+  if (nodes.size() == 1) return {{nodes[0]}};
+  // Position of each member (per-thread scratch indexed by NodeId, -1 = not a
+  // member; reset before returning): no hashing in this hot path.
+  thread_local std::vector<int> idx;
+  if (idx.size() < g.size()) idx.resize(g.size(), -1);
+  for (std::size_t i = 0; i < nodes.size(); ++i) idx[nodes[i]] = static_cast<int>(i);
   std::vector<std::size_t> parent(nodes.size());
   for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;
   auto find = [&](std::size_t x) {
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
   };
+  const BoostGraph& bg = g.boost();
   for (std::size_t i = 0; i < nodes.size(); ++i)
-    for (NodeId c : g.consumers(nodes[i])) {
-      auto it = idx.find(c);
-      if (it != idx.end()) parent[find(i)] = find(it->second);
+    for (auto [it, end] = boost::out_edges(nodes[i], bg); it != end; ++it) {
+      const int j = idx[boost::target(*it, bg)];
+      if (j >= 0) parent[find(i)] = find(static_cast<std::size_t>(j));
     }
-  std::map<std::size_t, std::vector<NodeId>> comp;
-  for (std::size_t i = 0; i < nodes.size(); ++i) comp[find(i)].push_back(nodes[i]);
+  for (NodeId n : nodes) idx[n] = -1;
+  // Components, each in topological order, ordered by their first node.
+  std::vector<std::size_t> order(nodes.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return g.topo_index(nodes[a]) < g.topo_index(nodes[b]); });
   std::vector<std::vector<NodeId>> out;
-  for (auto& [r, v] : comp) {
-    std::sort(v.begin(), v.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
-    out.push_back(std::move(v));
+  std::vector<int> comp_of(nodes.size(), -1);  // root -> component index
+  for (std::size_t i : order) {
+    const std::size_t r = find(i);
+    if (comp_of[r] < 0) {
+      comp_of[r] = static_cast<int>(out.size());
+      out.emplace_back();
+    }
+    out[comp_of[r]].push_back(nodes[i]);
   }
-  std::sort(out.begin(), out.end(), [&](auto& a, auto& b) { return g.topo_index(a[0]) < g.topo_index(b[0]); });
   return out;
 }
 
@@ -48,13 +62,16 @@ Group make_group(const Graph& g, std::span<const NodeId> nodes) {
   grp.nodes.assign(nodes.begin(), nodes.end());
   std::sort(grp.nodes.begin(), grp.nodes.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
   grp.nodes.erase(std::unique(grp.nodes.begin(), grp.nodes.end()), grp.nodes.end());
-  std::unordered_set<NodeId> in(grp.nodes.begin(), grp.nodes.end());
+  thread_local std::vector<uint8_t> in;  // membership marks indexed by NodeId, cleared below
+  if (in.size() < g.size()) in.resize(g.size(), 0);
+  for (NodeId n : grp.nodes) in[n] = 1;
+  const BoostGraph& bg = g.boost();
   for (NodeId n : grp.nodes) {
     bool need = g.node(n).is_graph_output;
-    for (NodeId c : g.consumers(n))
-      if (!in.count(c)) need = true;
+    for (auto [it, end] = boost::out_edges(n, bg); it != end && !need; ++it) need = !in[boost::target(*it, bg)];
     if (need) grp.materialised.push_back(n);
   }
+  for (NodeId n : grp.nodes) in[n] = 0;
   assign_kind(g, grp);
   return grp;
 }

@@ -38,25 +38,36 @@ std::vector<int> WorkState::alive_groups() const {
   return out;
 }
 
+namespace {
+std::vector<int> sorted_unique(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+}  // namespace
+
 std::vector<int> WorkState::consumer_groups(int gid) const {
-  std::set<int> out;
+  std::vector<int> out;
+  const BoostGraph& bg = g_.boost();
   for (NodeId n : nodes_[gid]) {
     if (home_[n] != gid) continue;
-    for (NodeId c : g_.consumers(n))
-      for (int k : copies_[c])
-        if (k != gid && !holds(k, n)) out.insert(k);
+    for (auto [it, end] = boost::out_edges(n, bg); it != end; ++it)
+      for (int k : copies_[boost::target(*it, bg)])
+        if (k != gid && !holds(k, n)) out.push_back(k);
   }
-  return {out.begin(), out.end()};
+  return sorted_unique(std::move(out));
 }
 
 std::vector<int> WorkState::producer_groups(int gid) const {
-  std::set<int> out;
+  std::vector<int> out;
+  const BoostGraph& bg = g_.boost();
   for (NodeId n : nodes_[gid])
-    for (NodeId o : g_.operands(n)) {
+    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
+      const NodeId o = boost::source(*it, bg);
       if (g_.node(o).op_class == OpClass::source || holds(gid, o)) continue;
-      out.insert(home_[o]);
+      out.push_back(home_[o]);
     }
-  return {out.begin(), out.end()};
+  return sorted_unique(std::move(out));
 }
 
 bool WorkState::holds_with(int gid, NodeId n, std::span<const int> merged, const Overlay& ov) const {
@@ -70,7 +81,9 @@ bool WorkState::holds_with(int gid, NodeId n, std::span<const int> merged, const
 
 bool WorkState::materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const {
   if (g_.node(n).is_graph_output) return true;
-  for (NodeId c : g_.consumers(n)) {
+  const BoostGraph& bg = g_.boost();
+  for (auto [it, end] = boost::out_edges(n, bg); it != end; ++it) {  // a repeated consumer answers the same
+    const NodeId c = boost::target(*it, bg);
     for (int k : copies_[c])
       if (!holds_with(k, n, merged, ov)) return true;
     if (has(ov.nodes, c))
