@@ -1,134 +1,155 @@
-// Search time per strategy versus graph size on synthetic graphs built in
-// code: stacked transformer-like blocks (layer norm, projections with bias,
-// softmax attention scores, GELU MLP, residuals; 37 primitives per block) at
-// about 1k, 10k and 100k primitives. `optimal` runs on the 1k graph only.
-// Counters: primitives, kernels, predicted_us.
+// Search time and peak memory per strategy versus graph size, on synthetic
+// graphs from the library generator (graph/synthetic.h: stacked transformer
+// blocks, ResNet-like conv blocks, or both) and on every shared model.
+//   search/<strategy>/<N>        transformer graph of exactly N primitives
+//   search_kind/cost/<kind>/<N>  conv and mixed graphs, `cost` only
+//   model/cost/<file>            each ../shared/models/onnx model at batch 1
+//   optimal/<N>                  `optimal` until proven optimal or 60 s
+// Counters: primitives, kernels, predicted_us, peak_MiB = peak heap bytes
+// live during the search minus those live before it, counted by the global
+// operator new/delete replacement below (malloc_usable_size of every block;
+// the graph itself is built before and not counted), and maxrss_MiB = the
+// process's ru_maxrss afterwards (high-water mark, graph included).
 #include <benchmark/benchmark.h>
+#include <malloc.h>
+#include <sys/resource.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <map>
+#include <new>
 #include <string>
 
 #include "costmodel/device.h"
+#include "graph/import.h"
+#include "graph/synthetic.h"
 #include "search/strategy.h"
+#include "tests/shared_models.h"
+
+namespace {
+std::atomic<int64_t> g_live{0}, g_peak{0};
+
+void* counted_alloc(std::size_t n, std::size_t align = 0) {
+  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
+                                              : std::malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  const int64_t now = g_live.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) +
+                      static_cast<int64_t>(malloc_usable_size(p));
+  int64_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+  return p;
+}
+void counted_free(void* p) noexcept {
+  if (!p) return;
+  g_live.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
+  std::free(p);
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_alloc(n); }
+void* operator new[](std::size_t n) { return counted_alloc(n); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete[](void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { counted_free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { counted_free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_free(p); }
 
 namespace fuseplan {
 namespace {
-
-constexpr int64_t kSeq = 128, kHidden = 768;  // BERT-base-like row and width
-constexpr int kPrimsPerBlock = 37;
-
-class Builder {
- public:
-  Graph g;
-  NodeId source(const std::string& name, std::vector<int64_t> shape, SourceKind k) {
-    Primitive p;
-    p.name = name;
-    p.op = k == SourceKind::graph_input ? "Input" : k == SourceKind::weight ? "Weight" : "Constant";
-    p.op_class = OpClass::source;
-    p.source = k;
-    p.out.shape = std::move(shape);
-    if (k == SourceKind::constant) p.data.f32 = {1e-5f};
-    return add(std::move(p), {});
-  }
-  NodeId op(const std::string& op, OpClass c, std::vector<int64_t> shape, std::vector<NodeId> ins,
-            std::map<std::string, AttrValue> attrs = {}) {
-    Primitive p;
-    p.name = "n" + std::to_string(g.size());
-    p.op = op;
-    p.op_class = c;
-    p.onnx_op = op;
-    p.origin = p.name;
-    p.out.shape = std::move(shape);
-    p.attrs = std::move(attrs);
-    return add(std::move(p), ins);
-  }
-  NodeId unary(const std::string& op, NodeId x) { return this->op(op, OpClass::elementwise, shape(x), {x}); }
-  NodeId binary(const std::string& op, NodeId a, NodeId b) {
-    const bool same = shape(a) == shape(b);
-    const auto& big = g.node(a).out.numel() >= g.node(b).out.numel() ? shape(a) : shape(b);
-    return this->op(op, same ? OpClass::elementwise : OpClass::broadcast, big, {a, b});
-  }
-  NodeId reduce(const std::string& op, NodeId x) {
-    auto s = shape(x);
-    s.back() = 1;
-    return this->op(op, OpClass::reduction, s, {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
-  }
-  NodeId matmul(NodeId x, int64_t n) {
-    const NodeId w = source("w" + std::to_string(g.size()), {shape(x).back(), n}, SourceKind::weight);
-    return op("MatMul", OpClass::contraction, {shape(x)[0], n}, {x, w});
-  }
-  NodeId weight(int64_t n) { return source("b" + std::to_string(g.size()), {n}, SourceKind::weight); }
-  std::vector<int64_t> shape(NodeId n) const { return g.node(n).out.shape; }
-
- private:
-  NodeId add(Primitive p, const std::vector<NodeId>& ins) {
-    const NodeId id = g.add_node(std::move(p));
-    for (std::size_t i = 0; i < ins.size(); ++i) g.add_use(ins[i], id, static_cast<int>(i));
-    return id;
-  }
-};
-
-NodeId layer_norm(Builder& b, NodeId x, NodeId eps) {  // 9 primitives
-  const NodeId mean = b.reduce("ReduceMean", x);
-  const NodeId d = b.binary("Sub", x, mean);
-  const NodeId var = b.reduce("ReduceMean", b.binary("Mul", d, d));
-  const NodeId sd = b.unary("Sqrt", b.binary("Add", var, eps));
-  return b.binary("Add", b.binary("Mul", b.binary("Div", d, sd), b.weight(kHidden)), b.weight(kHidden));
-}
-
-NodeId block(Builder& b, NodeId x, NodeId eps) {
-  const NodeId ln1 = layer_norm(b, x, eps);
-  const NodeId scores = b.binary("Add", b.matmul(ln1, kSeq), b.weight(kSeq));  // 2
-  const NodeId mx = b.reduce("ReduceMax", scores);                             // softmax: 5
-  const NodeId ex = b.unary("Exp", b.binary("Sub", scores, mx));
-  const NodeId probs = b.binary("Div", ex, b.reduce("ReduceSum", ex));
-  const NodeId h = b.binary("Add", x, b.matmul(probs, kHidden));  // 2
-  const NodeId ln2 = layer_norm(b, h, eps);                       // 9
-  const NodeId up = b.binary("Add", b.matmul(ln2, kHidden), b.weight(kHidden));  // 2
-  const NodeId half = b.weight(1), one = b.weight(1);                            // GELU: 5
-  const NodeId erf = b.unary("Erf", b.binary("Mul", up, half));
-  const NodeId gelu = b.binary("Mul", b.binary("Mul", up, b.binary("Add", erf, one)), half);
-  const NodeId down = b.binary("Add", b.matmul(gelu, kHidden), b.weight(kHidden));  // 2
-  return b.binary("Add", h, down);                                                  // 1
-}
-
-Graph transformer(int blocks) {
-  Builder b;
-  NodeId x = b.source("x", {kSeq, kHidden}, SourceKind::graph_input);
-  const NodeId eps = b.source("eps", {}, SourceKind::constant);
-  for (int i = 0; i < blocks; ++i) x = block(b, x, eps);
-  b.g.set_graph_outputs({x});
-  b.g.finalize();
-  return std::move(b.g);
-}
 
 const DeviceSpec& device() {
   static const DeviceSpec d = load_device("h100-sxm");
   return d;
 }
 
-void BM_Search(benchmark::State& state, const std::string& strategy) {
-  const int target = static_cast<int>(state.range(0));
-  const Graph g = transformer(std::max(1, target / kPrimsPerBlock));
+int64_t primitives(const Graph& g) {
+  int64_t n = 0;
+  for (NodeId v = 0; v < g.size(); ++v) n += g.node(v).op_class != OpClass::source;
+  return n;
+}
+
+/// Graphs are built once per (kind, size) and kept: building is not measured.
+const Graph& synthetic(SyntheticKind k, int64_t n) {
+  static std::map<std::pair<int, int64_t>, Graph> cache;
+  auto it = cache.find({static_cast<int>(k), n});
+  if (it == cache.end()) it = cache.emplace(std::pair{static_cast<int>(k), n}, synthetic_graph(k, n)).first;
+  return it->second;
+}
+
+void run_search(benchmark::State& state, const Graph& g, const std::string& strategy, double time_limit_s) {
   SearchOptions o;
-  o.time_limit_s = 30;
+  o.time_limit_s = time_limit_s;
   Plan plan;
-  for (auto _ : state) plan = search(g, device(), strategy, o);
-  int64_t prims = 0;
-  for (NodeId n = 0; n < g.size(); ++n) prims += g.node(n).op_class != OpClass::source;
-  state.counters["primitives"] = static_cast<double>(prims);
+  double peak_mib = 0;
+  for (auto _ : state) {
+    const int64_t before = g_live.load();
+    g_peak.store(before);
+    plan = search(g, device(), strategy, o);
+    peak_mib = static_cast<double>(g_peak.load() - before) / (1 << 20);
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  state.counters["primitives"] = static_cast<double>(primitives(g));
   state.counters["kernels"] = static_cast<double>(plan.totals.kernels);
   state.counters["predicted_us"] = plan.totals.predicted_us;
+  state.counters["peak_MiB"] = peak_mib;
+  state.counters["maxrss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024;
   state.SetLabel(plan.status);
 }
 
 void register_all() {
   for (const auto& s : strategy_names()) {
-    auto* b = benchmark::RegisterBenchmark(("search/" + s).c_str(), [s](benchmark::State& st) { BM_Search(st, s); });
-    b->Unit(benchmark::kMillisecond)->Iterations(1);
-    if (s == "optimal") b->Arg(1000);
-    else b->Arg(1000)->Arg(10000)->Arg(100000);
+    if (s == "optimal") continue;
+    auto* b = benchmark::RegisterBenchmark(("search/" + s).c_str(), [s](benchmark::State& st) {
+      run_search(st, synthetic(SyntheticKind::transformer, st.range(0)), s, 60);
+    });
+    b->Unit(benchmark::kMillisecond)->Iterations(1)->Arg(1000)->Arg(10000)->Arg(100000);
   }
+  for (SyntheticKind k : {SyntheticKind::conv, SyntheticKind::mixed}) {
+    const std::string name = "search_kind/cost/" + std::string(to_string(k));
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), [k](benchmark::State& st) {
+      run_search(st, synthetic(k, st.range(0)), "cost", 60);
+    });
+    b->Unit(benchmark::kMillisecond)->Iterations(1)->Arg(1000)->Arg(10000)->Arg(100000);
+  }
+  for (const auto& file : test::shared_model_files()) {
+    auto* b = benchmark::RegisterBenchmark(("model/cost/" + file).c_str(), [file](benchmark::State& st) {
+      ImportOptions io;
+      io.batch = 1;
+      io.dims = test::model_dims(file);
+      Graph g;
+      try {
+        g = import_model(test::shared_models_dir() + "/" + file, io);
+      } catch (const Error& e) {
+        st.SkipWithError(e.what());
+        return;
+      }
+      run_search(st, g, "cost", 60);
+    });
+    b->Unit(benchmark::kMillisecond)->Iterations(1);
+  }
+  // `optimal` to a proven optimum (or its 60 s limit) on small mixed graphs.
+  auto* b = benchmark::RegisterBenchmark("optimal", [](benchmark::State& st) {
+    run_search(st, synthetic(SyntheticKind::mixed, st.range(0)), "optimal", 60);
+  });
+  b->Unit(benchmark::kMillisecond)->Iterations(1)->Arg(min_synthetic_primitives(SyntheticKind::mixed));
+  for (int n : {100, 200, 400}) b->Arg(n);
 }
 
 }  // namespace
