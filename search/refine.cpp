@@ -9,7 +9,7 @@ namespace fuseplan {
 
 namespace {
 constexpr double kMinGainUs = 1e-6;  // below this a move is noise, not a saving
-constexpr std::size_t kMaxSegment = 4;  // primitives moved at once by a re-cut (bounds the pass: linear)
+constexpr std::size_t kMaxSegment = 2;  // primitives moved at once by a re-cut (bounds the pass: linear)
 
 /// holders[n] = number of alive groups holding primitive n (> 1: duplicated).
 std::vector<int> holder_counts(const WorkState& ws) {
@@ -100,8 +100,7 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
 
 /// Re-cut of two adjacent groups P -> C: moves up to kMaxSegment primitives
 /// across their boundary at once — the last k of P (topological order) into
-/// C, or the first k of C into P — or cuts the first k of C off as a group
-/// of their own. Single-primitive moves cannot do this when every
+/// C, or the first k of C into P. Single-primitive moves cannot do this when every
 /// intermediate step materialises an extra tensor (an epilogue chain that
 /// greedy fused as a prologue of the next kernel instead of into its
 /// contraction, or the reverse).
@@ -112,7 +111,7 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
   int moves = 0;
   struct Move {
     double gain = kMinGainUs;
-    int kind = -1;  // 0: suffix of P into C, 1: prefix of C into P, 2: prefix of C alone
+    int kind = -1;  // 0: suffix of P into C, 1: prefix of C into P
     std::size_t k = 0;
   };
   for (int round = 0; round < 2; ++round) {
@@ -144,25 +143,17 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
           b.insert(b.end(), moved.begin(), moved.end());
           consider(0, k, moved, std::move(a), std::move(b));
         }
-        for (std::size_t k = 1; k <= kMaxSegment && k < cn.size(); ++k) {  // prefix of C into P, or alone
+        for (std::size_t k = 1; k <= kMaxSegment && k < cn.size(); ++k) {  // prefix of C into P
           std::span<const NodeId> moved(cn.begin(), cn.begin() + static_cast<std::ptrdiff_t>(k));
           std::vector<NodeId> a = pn, b(cn.begin() + static_cast<std::ptrdiff_t>(k), cn.end());
           a.insert(a.end(), moved.begin(), moved.end());
-          consider(1, k, moved, std::move(a), b);
-          std::vector<NodeId> alone(moved.begin(), moved.end());
-          if (!connected(g, alone) || !connected(g, b)) continue;
-          const GroupCost cs = price_set(g, d, alone), cr = price_set(g, d, b);
-          const double gain = ws.cost_of(c).predicted_us - cs.predicted_us - cr.predicted_us;
-          if (gain > best.gain) best = {gain, 2, k};
+          consider(1, k, moved, std::move(a), std::move(b));
         }
         if (best.kind < 0) continue;
         if (best.kind == 0) {
           for (std::size_t i = pn.size() - best.k; i < pn.size(); ++i) ws.merge(c, ws.split_off(pn[i]));
-        } else if (best.kind == 1) {
-          for (std::size_t i = 0; i < best.k; ++i) ws.merge(p, ws.split_off(cn[i]));
         } else {
-          const int s = ws.split_off(cn[0]);
-          for (std::size_t i = 1; i < best.k; ++i) ws.merge(s, ws.split_off(cn[i]));
+          for (std::size_t i = 0; i < best.k; ++i) ws.merge(p, ws.split_off(cn[i]));
         }
         ++moves;
         improved = true;

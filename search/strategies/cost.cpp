@@ -8,7 +8,8 @@
 //     replayed on fuseplan's own cost model and improved by the same
 //     refinement, vertical and horizontal passes.
 // The start whose result is predicted faster wins (ties: the first). Both
-// starts are linear-time passes, so the search stays linear in graph size.
+// starts are linear-time passes; the XLA start runs on graphs of at most
+// kXlaStartMaxPrimitives primitives (a time budget: it doubles the search).
 #include <algorithm>
 #include <cmath>
 
@@ -19,6 +20,11 @@
 namespace fuseplan {
 
 namespace {
+// The XLA start roughly doubles the search time (XLA's own priority fusion is
+// about half of the unfused start's time), so it runs on graphs up to this
+// many primitives — every shared model — and larger graphs (synthetic
+// 10k/100k-primitive stacks) rely on the unfused start alone.
+constexpr std::size_t kXlaStartMaxPrimitives = 4096;
 constexpr double kExactTieBreak = 0;  // relative: within it, WorkState totals are re-checked by make_plan (0: never)
 
 void improve(WorkState& ws, const SearchOptions& o) {
@@ -42,6 +48,9 @@ class CostStrategy : public Strategy {
   std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions& o) override {
     WorkState own(g, d);
     improve(own, o);
+    std::size_t prims = 0;
+    for (NodeId n = 0; n < g.size(); ++n) prims += g.node(n).op_class != OpClass::source;
+    if (prims > kXlaStartMaxPrimitives) return own.partition();
     WorkState seeded(g, d);
     strategies::replay_xla_fusion(seeded, strategies::xla_fusion_log(g, d));
     horizontal_pass(seeded, o);
