@@ -3,7 +3,8 @@
 // the largest groups of each model (results/cuda-registers.md).
 // Opt-in (hundreds of NVRTC compilations): FUSEPLAN_SLOW_TESTS=1 runs the
 // check; FUSEPLAN_REGISTERS_TABLE=FILE.md also writes the table, with the
-// plan searched again under --measure-registers semantics (NVRTC oracle).
+// plan searched again under --measure-registers semantics (NVRTC oracle),
+// rewritten after every model; FUSEPLAN_MODELS=SUBSTRING limits the models.
 #ifdef FUSEPLAN_HAVE_CUDA
 #include <gtest/gtest.h>
 
@@ -65,7 +66,29 @@ TEST(SharedModelsNvrtc, EveryGroupOfEveryCostPlanCompilesAndRegistersTable) {
              "|---|---|---|---|---|---|---|---|---|\n";
   std::vector<std::string> skipped;
   int compiled_models = 0;
+  auto write_table = [&] {
+    std::ostringstream os;
+    os << "# NVRTC registers and spills of the shared models' cost plans\n\n"
+       << "Device config h200 (sm_90, 255 registers/thread, 256-thread blocks), batch 1, strategy `cost`, NVRTC "
+       << cuda::nvrtc_version() << " with `-fmad=false --ptxas-options=-v`; no GPU involved. Regenerate with\n"
+       << "`FUSEPLAN_REGISTERS_TABLE=$PWD/results/cuda-registers.md build-cuda/tests/test_cuda "
+          "--gtest_filter=SharedModelsNvrtc.*`.\n\n"
+       << "\"regs est.\" is the cost model's estimate (costmodel/registers.cpp), \"regs NVRTC\" the most any of the "
+          "group's kernels uses; spill est. is the estimated spill traffic of the whole kernel, spill NVRTC the "
+          "ptxas per-thread spill stores + loads summed over the group's kernels. \"kernels with "
+          "--measure-registers\" is the cost plan searched again with the NVRTC oracle (docs/cuda.md).\n\n"
+       << "## Per model\n\n"
+       << summary.str() << "\n## Largest groups of each model (by primitives)\n\n"
+       << detail.str();
+    if (!skipped.empty()) {
+      os << "## Not compiled\n\n";
+      for (const auto& s : skipped) os << "- " << md_escape(s) << "\n";
+    }
+    write_file_atomic(table_path, os.str());
+  };
+  const char* only = std::getenv("FUSEPLAN_MODELS");  // optional substring filter
   for (const std::string& file : test::shared_model_files()) {
+    if (only && *only && file.find(only) == std::string::npos) continue;
     ImportOptions io;
     io.batch = 1;
     io.dims = test::model_dims(file);
@@ -103,17 +126,21 @@ TEST(SharedModelsNvrtc, EveryGroupOfEveryCostPlanCompilesAndRegistersTable) {
     }
     std::sort(ratio.begin(), ratio.end());
     if (!with_table) continue;
-    // The same search with NVRTC's measurement (fuseplan search --measure-registers).
+    // The same search with NVRTC's measurement (fuseplan search --measure-registers);
+    // FUSEPLAN_REGISTERS_ORACLE=0 skips it (every contraction candidate compiles).
+    const char* no_oracle = std::getenv("FUSEPLAN_REGISTERS_ORACLE");
+    const bool oracle = !(no_oracle && std::string(no_oracle) == "0");
     SearchOptions so;
     auto stats = std::make_shared<cuda::OracleStats>();
-    so.resource_oracle = cuda::nvrtc_resource_oracle(o, stats);
-    Plan measured = search(g, d, "cost", so);
+    if (oracle) so.resource_oracle = cuda::nvrtc_resource_oracle(o, stats);
+    Plan measured = oracle ? search(g, d, "cost", so) : Plan{};
     char rat[32];
     std::snprintf(rat, sizeof rat, "%.2f", ratio.empty() ? 0.0 : ratio[ratio.size() / 2]);
     summary << "| " << file << " | " << plan.totals.kernels << " | " << t.size() << " | " << max_regs << " | "
-            << spilling << " | " << over << " | " << rat << " | " << measured.totals.kernels << " | "
-            << stats->compiled + stats->cache_hits << (stats->failed ? " (" + std::to_string(stats->failed) + " failed)" : "")
-            << " |\n";
+            << spilling << " | " << over << " | " << rat << " | "
+            << (oracle ? std::to_string(measured.totals.kernels) : std::string("not run")) << " | "
+            << (oracle ? std::to_string(stats->compiled + stats->cache_hits) : std::string("-"))
+            << (stats->failed ? " (" + std::to_string(stats->failed) + " failed)" : "") << " |\n";
     // The five largest groups (primitives; ties: more bytes).
     std::vector<std::size_t> idx(t.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
@@ -143,29 +170,12 @@ TEST(SharedModelsNvrtc, EveryGroupOfEveryCostPlanCompilesAndRegistersTable) {
              << " |\n";
     }
     detail << "\n";
+    write_table();  // after every model: an interrupted run keeps what it compiled
     std::printf("%s: %zu groups, max regs %d\n", file.c_str(), t.size(), max_regs);
     std::fflush(stdout);
   }
   EXPECT_GE(compiled_models, 1);
-  if (!with_table) return;
-  std::ostringstream os;
-  os << "# NVRTC registers and spills of the shared models' cost plans\n\n"
-     << "Device config h200 (sm_90, 255 registers/thread, 256-thread blocks), batch 1, strategy `cost`, NVRTC "
-     << cuda::nvrtc_version() << " with `-fmad=false --ptxas-options=-v`; no GPU involved. Regenerate with\n"
-     << "`FUSEPLAN_REGISTERS_TABLE=$PWD/results/cuda-registers.md build-cuda/tests/test_cuda "
-        "--gtest_filter=SharedModelsNvrtc.*`.\n\n"
-     << "\"regs est.\" is the cost model's estimate (costmodel/registers.cpp), \"regs NVRTC\" the most any of the "
-        "group's kernels uses; spill est. is the estimated spill traffic of the whole kernel, spill NVRTC the "
-        "ptxas per-thread spill stores + loads summed over the group's kernels. \"kernels with "
-        "--measure-registers\" is the cost plan searched again with the NVRTC oracle (docs/cuda.md).\n\n"
-     << "## Per model\n\n"
-     << summary.str() << "\n## Largest groups of each model (by primitives)\n\n"
-     << detail.str();
-  if (!skipped.empty()) {
-    os << "## Not compiled\n\n";
-    for (const auto& s : skipped) os << "- " << md_escape(s) << "\n";
-  }
-  write_file_atomic(table_path, os.str());
+  if (with_table) write_table();
 }
 
 }  // namespace
