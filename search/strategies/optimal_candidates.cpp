@@ -131,11 +131,21 @@ std::vector<Candidate> optimal_candidates(const Graph& g, const DeviceSpec& d, c
       for (NodeId c : g.consumers(n))
         if (in.count(c)) coverable.insert({n, c});
   }
+  // Edges (p, c) out of the held-but-unwritten outputs of a priced group.
+  auto unwritten_edges = [&](const Group& grp) {
+    std::vector<std::pair<NodeId, NodeId>> e;
+    for (NodeId p : grp.nodes) {
+      if (std::find(grp.materialised.begin(), grp.materialised.end(), p) != grp.materialised.end()) continue;
+      for (NodeId c : g.consumers(p))
+        if (in_region.count(c)) e.push_back({p, c});
+    }
+    return e;
+  };
   std::vector<Candidate> out;
   for (const auto& s : sets) {
     Group grp = make_group(g, s);
-    out.push_back({grp.nodes, cost(g, grp, d).predicted_us, {}});
-    Candidate dup{grp.nodes, 0, {}};
+    out.push_back({grp.nodes, cost(g, grp, d).predicted_us, {}, unwritten_edges(grp)});
+    Candidate dup{grp.nodes, 0, {}, {}};
     std::unordered_set<NodeId> in(s.begin(), s.end());
     std::vector<NodeId> keep;
     bool feasible = true;
@@ -154,6 +164,7 @@ std::vector<Candidate> optimal_candidates(const Graph& g, const DeviceSpec& d, c
     if (!feasible || dup.needs.empty()) continue;
     grp.materialised = keep;
     dup.cost_us = cost(g, grp, d).predicted_us;
+    dup.unwritten = unwritten_edges(grp);
     out.push_back(std::move(dup));
   }
   return out;

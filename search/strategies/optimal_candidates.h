@@ -17,6 +17,12 @@ struct Candidate {
   std::vector<NodeId> nodes;  // topological order
   double cost_us = 0;
   std::vector<std::pair<NodeId, NodeId>> needs;
+  /// (p, c): p is held but not written by this kernel and c is a consumer of
+  /// p (inside the set, or in `needs`). No chosen kernel may hold c without
+  /// p, since it would read p from memory and nobody pays for writing it
+  /// (make_plan would then make the home of p write it: a price the column
+  /// did not include).
+  std::vector<std::pair<NodeId, NodeId>> unwritten;
 };
 
 /// Independent regions: components of the non-source primitives joined by

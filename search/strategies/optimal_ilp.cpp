@@ -65,10 +65,13 @@ void RegionIlp::solve(double time_limit_s) {
       rlb.push_back(-inf);
       rub.push_back(0.0);
     }
-  // Nobody may read an unwritten output from memory: a column needing (n, c)
-  // excludes every column that holds c without n.
+  // Nobody may read an unwritten output from memory: a column holding n
+  // without writing it (a `needs` pair, or n's consumer c inside the column)
+  // excludes every column that holds c without n. Without this, a kernel
+  // recomputing n elsewhere would read n's unwritten operands and make_plan
+  // would price their write, which the ILP did not (plan total > objective).
   for (int j = 0; j < ncol; ++j)
-    for (auto [n, c] : cols_[j].needs) {
+    for (auto [n, c] : cols_[j].unwritten) {
       CoinPackedVector row;
       double readers = 0;
       for (int k : holders[c]) {
