@@ -32,6 +32,12 @@ NvrtcOptions nvrtc_options(const DeviceSpec& d, bool allow_fma) {
   return o;
 }
 
+NodeId opaque_member(const Graph& g, const Group& grp) {
+  for (NodeId n : grp.nodes)
+    if (g.node(n).op_class == OpClass::opaque) return n;
+  return kNoNode;
+}
+
 std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d, bool canonical) {
   cpu::check_plan_matches(g, plan);
   std::vector<CudaGroupSource> out;
@@ -39,6 +45,15 @@ std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, cons
   for (std::size_t i = 0; i < plan.groups.size(); ++i) {
     Group grp = plan.groups[i];
     grp.id = canonical ? 0 : static_cast<int>(i);
+    if (NodeId op = opaque_member(g, grp); op != kNoNode) {
+      CudaGroupSource s;
+      s.source = "// group " + std::to_string(i) + ": " + kOpaqueNote + " (primitive " +
+                 cpu::comment_escape(g.node(op).name) + ", op " + cpu::comment_escape(g.node(op).op) +
+                 "); no kernels emitted\n";
+      out.push_back(std::move(s));
+      out.back().group_id = static_cast<int>(i);
+      continue;
+    }
     out.push_back(print_cuda_group(g, grp, cuda_options(d), title));
     out.back().group_id = static_cast<int>(i);
   }
@@ -138,6 +153,7 @@ std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i; (i = next++) < srcs.size();) {
+      if (opaque_member(g, plan.groups[i]) != kNoNode) continue;  // nothing to compile
       try {
         results[i] = compile_cuda(srcs[i].source, "group_" + std::to_string(i), o);
       } catch (const std::exception& e) {
@@ -164,6 +180,12 @@ std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const
     r.regs_estimate = plan.costs.at(i).regs_estimate;
     r.spill_estimate_bytes = plan.costs.at(i).spill_bytes_estimate;
     r.launches = srcs[i].launches;
+    if (opaque_member(g, grp) != kNoNode) {
+      r.note = kOpaqueNote;
+      if (cubins) cubins->push_back(std::string());
+      t.push_back(std::move(r));
+      continue;
+    }
     for (const auto& l : r.launches) {
       const ResourceUsage* u = cr.find(l.kernel);
       if (!u) throw Error("NVRTC reported no resource usage for kernel " + l.kernel);
@@ -194,6 +216,7 @@ ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<Orac
     key += "|";
     for (NodeId n : grp.materialised) key += std::to_string(n) + ",";
     for (const auto& b : grp.branches) key += "|" + std::to_string(b.size());
+    if (opaque_member(g, grp) != kNoNode) return std::nullopt;  // no kernel of ours: keep the estimate
     std::lock_guard<std::mutex> lock(st->mu);
     if (auto it = st->by_group.find(key); it != st->by_group.end()) return it->second;
     ++st->stats->asked;
@@ -246,6 +269,7 @@ std::string resources_json(const std::vector<GroupResources>& t, const DeviceSpe
     e["spill_bytes_estimate"] = r.spill_estimate_bytes;
     e["regs_measured"] = r.regs_measured();
     e["spill_bytes_measured"] = r.spill_bytes_measured();
+    if (r.skipped()) e["note"] = r.note;
     if (!r.library.epilogue.empty())
       e["cublaslt"] = {{"epilogue", r.library.epilogue}, {"covered", r.library.covered},
                        {"remaining", r.library.remaining}};
@@ -281,6 +305,11 @@ std::string resources_markdown(const std::vector<GroupResources>& t, const Devic
     std::string name = cpu::comment_escape(r.last_primitive);
     for (auto& ch : name)
       if (ch == '|') ch = '/';
+    if (r.skipped()) {
+      os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | 0 | " << r.note << " | " << r.regs_estimate
+         << " | - | " << r.spill_estimate_bytes << " | - | - | - | - |\n";
+      continue;
+    }
     os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | " << r.launches.size() << " | " << shapes
        << " | " << r.regs_estimate << " | " << r.regs_measured() << " | " << r.spill_estimate_bytes << " | "
        << r.spill_bytes_measured() << " | " << stack << " | " << smem << " | "

@@ -20,7 +20,15 @@ CudaOptions cuda_options(const DeviceSpec& d);
 /// NVRTC options for the device's arch; throws Error for a CPU device.
 NvrtcOptions nvrtc_options(const DeviceSpec& d, bool allow_fma = false);
 
+/// The note a group holding an opaque primitive (a graph break: an op
+/// fuseplan does not compute) gets instead of kernels.
+inline constexpr const char* kOpaqueNote = "opaque: runs outside fuseplan's kernels";
+/// The first opaque primitive of grp, kNoNode if none.
+NodeId opaque_member(const Graph& g, const Group& grp);
+
 /// One translation unit per group, in plan order (checks the plan fits g).
+/// A group holding an opaque primitive gets a comment-only source with no
+/// launches (kOpaqueNote); every other group is printed.
 /// `canonical`: every group is printed as group 0 without the title comment,
 /// so a group's source (and its NVRTC cache entry) depends only on the group,
 /// not on its position or the strategy (the runner's mode: one module per group).
@@ -55,13 +63,16 @@ struct GroupResources {
   std::vector<CudaLaunch> launches;
   std::vector<ResourceUsage> measured;  // per launch, same order
   LibraryMatch library;
+  std::string note;                     // kOpaqueNote: not compiled, no launches
+  bool skipped() const { return !note.empty(); }
   int regs_measured() const;            // max over launches
   int spill_bytes_measured() const;     // sum of stores + loads over launches
 };
 
 /// Compiles every group (cached; cache misses compile in parallel on up to
 /// hardware_concurrency threads) and returns the table; `cubins` (optional)
-/// receives each group's CUBIN. `canonical` as for plan_sources.
+/// receives each group's CUBIN (empty for a skipped opaque group, which
+/// has no launches and `note` set). `canonical` as for plan_sources.
 std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const DeviceSpec& d,
                                          const NvrtcOptions& o, std::vector<std::string>* cubins = nullptr,
                                          std::vector<CudaGroupSource>* sources = nullptr, bool canonical = false);

@@ -151,8 +151,58 @@ std::string ExprPrinter::library_at(NodeId n, const Coords& c) {
     line(loop + acc + " = (" + T + ")(" + acc + " + " + x + "[" + linear_offset(shape(ops[0]), xc) + "]);");
     return define(n, key(n, c), acc);
   }
+  if (p.op == "Resize") {
+    // Linear (n-linear) Resize per output element, the exact operations of
+    // fprt::resize_linear (emit/cpu/runtime.h): per resized axis the source
+    // coordinate (fprt::resize_src, clamped at 0), lo = min(floor(s), in-1),
+    // hi = min(lo+1, in-1), wl = 1-(s-lo) (1 at or past the last input);
+    // then the 2^k corners in corner order (bit 0 = last resized axis),
+    // wgt = 1 * w_0 * w_1 ..., acc = acc + wgt*x. Scales and modes from the
+    // shared op_attrs::resize_params; the corner loop is unrolled here.
+    if (p.out.dtype != DType::f32 || g_.node(ops[0]).out.dtype != DType::f32)
+      throw Error("the CUDA backend computes linear Resize in f32 only ('" + p.name + "')");
+    const auto& xs = shape(ops[0]);
+    const auto& ys = shape(n);
+    ResizeParams rp = resize_params(p, xs, ys);
+    std::vector<int> ax;
+    for (std::size_t d = 0; d < ys.size(); ++d)
+      if (xs[d] != ys[d] || rp.scales[d] != 1.0f) ax.push_back(static_cast<int>(d));
+    if (ax.size() > 8) throw Error("linear Resize over more than 8 axes ('" + p.name + "')");
+    std::string x = load(ops[0], Coords(xs.size(), "0"));
+    x = x.substr(0, x.find('['));
+    line("float " + acc + " = 0.0f;");
+    line("{");
+    ++ind_;
+    for (std::size_t a = 0; a < ax.size(); ++a) {
+      int d = ax[a];
+      std::string A = std::to_string(a), sv = "rs" + A, lv = "rl" + A;
+      line("float " + sv + " = fprt::resize_src(" + c[d] + ", " + c_literal(rp.scales[d], DType::f32) + ", " +
+           s(xs[d]) + ", " + s(ys[d]) + ", " + std::to_string(rp.coord_mode) + ");");
+      line("if (" + sv + " < 0.0f) " + sv + " = 0.0f;");
+      line("int64_t " + lv + " = int64_t(floor(" + sv + "));");
+      line("if (" + lv + " > " + s(xs[d] - 1) + ") " + lv + " = " + s(xs[d] - 1) + ";");
+      line("const int64_t rh" + A + " = " + lv + " + 1 < " + s(xs[d]) + " ? " + lv + " + 1 : " + lv + ";");
+      line("float rw" + A + " = 1.0f - (" + sv + " - float(" + lv + "));");
+      line("if (" + sv + " >= float(" + s(xs[d] - 1) + ")) rw" + A + " = 1.0f;");
+    }
+    const int na = static_cast<int>(ax.size());
+    for (int corner = 0; corner < (1 << na); ++corner) {
+      Coords cc(c.begin(), c.end());
+      std::string w = "1.0f";
+      for (int a = 0; a < na; ++a) {
+        bool up = (corner >> (na - 1 - a)) & 1;
+        std::string A = std::to_string(a);
+        cc[ax[a]] = up ? "rh" + A : "rl" + A;
+        w = "(" + w + " * " + (up ? "(1.0f - rw" + A + ")" : "rw" + A) + ")";
+      }
+      line(acc + " = " + acc + " + " + w + " * " + x + "[" + linear_offset(xs, cc) + "];");
+    }
+    --ind_;
+    line("}");
+    return define(n, key(n, c), acc);
+  }
   throw Error("the CUDA backend has no kernel for primitive '" + p.name + "' (op " + p.op +
-              "); supported library ops: MatMul, Conv, MaxPool, AveragePool, CumSum");
+              "); supported library ops: MatMul, Conv, MaxPool, AveragePool, CumSum, Resize (linear)");
 }
 
 }  // namespace fuseplan::cuda

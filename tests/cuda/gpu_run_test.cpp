@@ -12,6 +12,7 @@
 #include "profiling/cuda_run.h"
 #include "search/strategy.h"
 #include "profiling/tensor_data.h"
+#include "tests/cpu/builder.h"
 #include "tests/cuda/cuda_util.h"
 
 namespace fuseplan {
@@ -41,6 +42,26 @@ m (float[N, C] x) => (float[N, C] y) {
   // Block-reduction order vs the CPU's sequential sum: a few float32 ulps per
   // element over a 1024-long row (bound justified in docs/cuda.md).
   EXPECT_LT(a.max_rel_error, 1e-5);
+}
+
+// Linear Resize (2x of H, W; half_pixel and align_corners) against the CPU
+// reference: the emitted kernel runs fprt::resize_linear's exact operations
+// (corner order, weights), so only the last bits may differ (division is
+// IEEE on both sides with -fmad=false).
+TEST(GpuRun, LinearResizeMatchesTheCpuReference) {
+  REQUIRE_GPU();
+  for (const char* mode : {"half_pixel", "align_corners"}) {
+    test::Builder b;
+    auto x = b.input("x", {1, 3, 17, 23});
+    auto y = b.op("y", "Resize", OpClass::injective, {x}, {1, 3, 34, 46},
+                  {{"mode", std::string("linear")}, {"scales", std::vector<double>{1, 1, 2, 2}},
+                   {"coordinate_transformation_mode", std::string(mode)}});
+    Graph& g = b.done({y});
+    DeviceSpec d = load_device("h200");
+    auto src = make_source_data(g);
+    auto r = run_plan_cuda(g, cudatest::one_group(g, d), d, src);
+    EXPECT_LT(r.max_rel_error, 1e-6) << mode;
+  }
 }
 
 // Times the unfused and cost plans of every example at batch 1 and 64 and

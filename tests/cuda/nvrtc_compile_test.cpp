@@ -5,6 +5,7 @@
 
 #include "costmodel/cost.h"
 #include "emit/cuda/cuda_backend.h"
+#include "tests/cpu/builder.h"
 #include "tests/cuda/cuda_util.h"
 
 namespace fuseplan {
@@ -152,6 +153,59 @@ TEST(CudaKernels, EmittedSourceIsDeterministic) {
   auto a = cuda::plan_sources(g, one_group(g, h100()), h100());
   auto b = cuda::plan_sources(g, one_group(g, h100()), h100());
   EXPECT_EQ(a[0].source, b[0].source);
+}
+
+// Linear Resize (2x upsample of H and W, then a Relu epilogue) for every
+// coordinate mode: one elem/Resize kernel reading the 4 corners, compiled.
+TEST(CudaKernels, LinearResizeCompilesForSm90AndSm80) {
+  for (const char* mode : {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}) {
+    test::Builder b;
+    auto x = b.input("x", {1, 3, 5, 6});
+    auto y = b.op("y", "Resize", OpClass::injective, {x}, {1, 3, 10, 12},
+                  {{"mode", std::string("linear")}, {"scales", std::vector<double>{1, 1, 2, 2}},
+                   {"coordinate_transformation_mode", std::string(mode)}});
+    auto z = b.op("z", "Relu", OpClass::elementwise, {y}, {1, 3, 10, 12});
+    Graph& g = b.done({z});
+    Plan plan = make_plan(g, h100(), {{y, z}}, "test");
+    auto src = cuda::plan_sources(g, plan, h100());
+    ASSERT_EQ(src.size(), 1u);
+    bool resize = false;
+    for (const auto& l : src[0].launches) resize = resize || l.shape == "elem/Resize";
+    EXPECT_TRUE(resize) << src[0].source;
+    EXPECT_NE(src[0].source.find("fprt::resize_src("), std::string::npos) << src[0].source;
+    expect_compiles(g, plan, "sm_90");
+    expect_compiles(g, plan, "sm_80");
+  }
+}
+
+// A group holding an opaque primitive (graph break) gets no kernels and the
+// note; the groups around it still compile.
+TEST(CudaKernels, OpaqueGroupIsSkippedWithANoteAndTheOthersCompile) {
+  test::Builder b;
+  auto x = b.input("x", {64, 256});
+  auto r = b.op("r", "Relu", OpClass::elementwise, {x}, {64, 256});
+  auto o = b.op("o", "SomeCustomOp", OpClass::opaque, {r}, {64, 256});
+  auto s = b.op("s", "Sigmoid", OpClass::elementwise, {o}, {64, 256});
+  Graph& g = b.done({s});
+  Plan plan = make_plan(g, h100(), {{r}, {o}, {s}}, "test");
+  auto src = cuda::plan_sources(g, plan, h100());
+  ASSERT_EQ(src.size(), 3u);
+  EXPECT_TRUE(src[1].launches.empty());
+  EXPECT_NE(src[1].source.find(cuda::kOpaqueNote), std::string::npos);
+  std::vector<std::string> cubins;
+  auto t = cuda::measure_plan(g, plan, h100(), opts(), &cubins);
+  ASSERT_EQ(t.size(), 3u);
+  ASSERT_EQ(cubins.size(), 3u);
+  EXPECT_EQ(t[1].note, cuda::kOpaqueNote);
+  EXPECT_TRUE(t[1].measured.empty());
+  EXPECT_TRUE(cubins[1].empty());
+  for (int i : {0, 2}) {
+    EXPECT_FALSE(t[i].skipped());
+    ASSERT_FALSE(t[i].measured.empty());
+    EXPECT_GT(t[i].measured[0].regs_per_thread, 0);
+    EXPECT_FALSE(cubins[i].empty());
+  }
+  EXPECT_NE(cuda::resources_markdown(t, h100(), opts()).find(cuda::kOpaqueNote), std::string::npos);
 }
 
 }  // namespace
