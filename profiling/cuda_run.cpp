@@ -327,6 +327,10 @@ CudaDeviceStatus cuda_device_status() {
 
 CudaRunResult run_plan_cuda(const Graph& g, const Plan& plan, const DeviceSpec& d,
                             const std::map<NodeId, Tensor>& sources, const CudaRunOptions& o) {
+  // Opaque groups have no kernel (cuda::measure_plan skips them): refuse, as the CPU runner does.
+  for (NodeId n = 0; n < g.size(); ++n)
+    if (g.node(n).op_class == OpClass::opaque)
+      throw Error("cannot execute opaque primitive '" + g.node(n).name + "' (op " + g.node(n).op + ")");
   CudaDeviceStatus st = cuda_device_status();
   if (!st.available) throw Error("no CUDA device: " + st.reason);
   Driver& drv = driver();

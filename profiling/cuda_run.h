@@ -58,7 +58,9 @@ bool cublaslt_available(std::string* reason = nullptr);
 /// Error without a device.
 double cuda_copy_bandwidth_GBps(int64_t bytes = int64_t{1} << 30, int repeat = 20);
 
-/// Throws Error when no device is available or a driver call fails.
+/// Throws Error when the graph holds an opaque primitive (checked first, so
+/// also without a GPU: no kernel exists for it), when no device is available
+/// or a driver call fails.
 CudaRunResult run_plan_cuda(const Graph& g, const Plan& plan, const DeviceSpec& d,
                             const std::map<NodeId, Tensor>& sources, const CudaRunOptions& o = {});
 

@@ -9,6 +9,7 @@
 
 #include "emit/cuda/cuda_backend.h"
 #include "emit/files.h"
+#include "graph/import.h"
 #include "profiling/cuda_run.h"
 #include "search/strategy.h"
 #include "profiling/tensor_data.h"
@@ -23,6 +24,23 @@ namespace {
     CudaDeviceStatus st = cuda_device_status();                            \
     if (!st.available) GTEST_SKIP() << "no CUDA device: " << st.reason;    \
   } while (0)
+
+// Opaque groups get no kernel (measure_plan skips them): the GPU runner
+// refuses the plan with the CPU runner's message, with or without a device.
+TEST(GpuRun, RefusesOpaquePrimitivesBeforeTouchingTheDevice) {
+  ImportOptions io;
+  io.batch = 1;
+  io.dims = {{"seq_len", 16}, {"past_seq_len", 16}, {"total_seq_len", 32}};
+  Graph g = import_model(std::string(FUSEPLAN_SHARED_DIR) + "/models/onnx/gpt2_tiny_ortfused_genai.onnx", io);
+  DeviceSpec d = load_device("h200");
+  Plan p = search(g, d, "unfused");
+  try {
+    run_plan_cuda(g, p, d, {});
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cannot execute opaque primitive '", 0), 0u) << e.what();
+  }
+}
 
 TEST(GpuRun, FusedAndUnfusedSoftmaxAreBitIdenticalAndCloseToReference) {
   REQUIRE_GPU();
