@@ -53,6 +53,7 @@ for m in $order; do
   case $rc in
     0) status=complete ;;
     130 | 124) status="time limit ${limit}s" ;;
+    137) status="time limit ${limit}s (killed: no phase boundary within 30 s)" ;;
     *) status="failed: $(grep -m1 'fuseplan:' "$out/$m.log" | cut -c1-120)" ;;
   esac
   rows=$(awk '/^batch +kernels/{t=1; next} t && /^[0-9]/{print $1"|"$2"|"$5"|"$6"|"$8"|"$9}' "$out/$m.log")
