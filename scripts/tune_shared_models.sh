@@ -6,7 +6,8 @@
 #   scripts/tune_shared_models.sh [OUT_DIR] [SECONDS_PER_MODEL] [BATCHES]
 # Env: FUSEPLAN (binary, default build/cli/fuseplan), DEVICE (host-cpu),
 # TUNE_ARGS (extra tune options, default "--repeat 3 --rounds 2 --peer-time-limit 5"),
-# MODELS (names without .onnx, default: all, smallest first).
+# MODELS (names without .onnx, default: all, smallest first), REPORT_ONLY=1
+# (rebuild the table from OUT_DIR without running).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-tune-shared}
@@ -39,16 +40,19 @@ order="mnist_wonnx trt_residual_block trt_attention_head gpt2_tiny_ortfused_gena
   zoo_bertsquad-12 zoo_gpt2-10 zoo_gpt2-lm-head-10 zoo_fcn-resnet50-11"
 order=${MODELS:-$order}
 
-echo "| model | batch | kernels | predicted_us | measured_us | vs unfused (meas) | rounds | wall s | status |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| model | batch | kernels | predicted_us | measured_us | rounds | wall s | status |"
+echo "|---|---|---|---|---|---|---|---|"
 for m in $order; do
   f=$models/$m.onnx
   [ -f "$f" ] || continue
   start=$(date +%s)
-  # shellcheck disable=SC2046
-  timeout -s INT -k 30 "$limit" "$fuseplan" tune "$f" --device "$device" --batch "$batches" --measure \
-    $(dims "$m") "${extra[@]}" --no-svg -o "$out/$m" > "$out/$m.log" 2>&1
-  rc=$?
+  rc=0
+  if [ -z "${REPORT_ONLY:-}" ]; then
+    # shellcheck disable=SC2046
+    timeout -s INT -k 30 "$limit" "$fuseplan" tune "$f" --device "$device" --batch "$batches" --measure \
+      $(dims "$m") "${extra[@]}" --no-svg -o "$out/$m" > "$out/$m.log" 2>&1
+    rc=$?
+  fi
   wall=$(( $(date +%s) - start ))
   case $rc in
     0) status=complete ;;
@@ -56,12 +60,21 @@ for m in $order; do
     137) status="time limit ${limit}s (killed: no phase boundary within 30 s)" ;;
     *) status="failed: $(grep -m1 'fuseplan:' "$out/$m.log" | cut -c1-120)" ;;
   esac
-  rows=$(awk '/^batch +kernels/{t=1; next} t && /^[0-9]/{print $1"|"$2"|"$5"|"$6"|"$8"|"$9}' "$out/$m.log")
+  # One row per finished batch size, from summary.md (written after each).
+  rows=$(awk '/^## batch /{b=$3} /^Tuned plan:/{k=$3; p=$0; sub(/.*predicted /,"",p); sub(/ .*/,"",p);
+           me="-"; if ($0 ~ /measured [0-9]/) {me=$0; sub(/.*measured /,"",me); sub(/ .*/,"",me)}
+           r=$0; sub(/.*µs; /,"",r); sub(/ round.*/,"",r); print b"|"k"|"p"|"me"|"r}' "$out/$m/summary.md" 2>/dev/null)
+  have=$(grep -c . <<< "$rows")
+  want=$(tr ',' '\n' <<< "$batches" | grep -c .)
+  if [ -n "${REPORT_ONLY:-}" ]; then
+    wall=-
+    status="$have of $want batch sizes"
+  fi
   if [ -z "$rows" ]; then
-    echo "| $m | - | - | - | - | - | - | $wall | $status |"
+    echo "| $m | - | - | - | - | - | $wall | $status |"
   else
-    while IFS='|' read -r b k p me vs r; do
-      echo "| $m | $b | $k | $p | $me | $vs | $r | $wall | $status |"
+    while IFS='|' read -r b k p me r; do
+      echo "| $m | $b | $k | $p | $me | $r | $wall | $status |"
     done <<< "$rows"
   fi
 done
