@@ -52,6 +52,8 @@ TEST(Synthetic, CliWritesAReadableModelAndFailsInOneLine) {
   const auto dir = std::filesystem::temp_directory_path() / ("fuseplan_gen_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string bin = FUSEPLAN_BINARY;
+  // The sanitizer build in .ci/run builds the test targets only.
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << "fuseplan binary not built (" << bin << "): CLI not checked";
   for (const char* ext : {".onnx", ".onnxtxt"}) {
     const std::string f = (dir / (std::string("m") + ext)).string();
     ASSERT_EQ(std::system((bin + " gen --kind mixed --primitives 777 -o " + f + " > /dev/null").c_str()), 0);
