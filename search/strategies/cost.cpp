@@ -5,13 +5,12 @@
 //     fusion of launch-bound groups.
 //  2. XLA start: XLA-style priority fusion (the `xla` strategy's decisions,
 //     priced with 1 µs launches, producer into all consumers or none),
-//     replayed on fuseplan's own cost model and improved by the same
-//     refinement, vertical and horizontal passes.
-// The start whose result is predicted faster wins (ties: the first). Both
+//     replayed on fuseplan's own cost model, then horizontal fusion.
+// The start whose result is predicted faster wins (an exact tie is settled by
+// the two plans' make_plan totals; then the first). Both
 // starts are linear-time passes; the XLA start runs on graphs of at most
 // kXlaStartMaxPrimitives primitives (a time budget: it doubles the search).
 #include <algorithm>
-#include <cmath>
 
 #include "search/passes.h"
 #include "search/strategies/registry.h"
@@ -25,7 +24,6 @@ namespace {
 // many primitives — every shared model — and larger graphs (synthetic
 // 10k/100k-primitive stacks) rely on the unfused start alone.
 constexpr std::size_t kXlaStartMaxPrimitives = 4096;
-constexpr double kExactTieBreak = 0;  // relative: within it, WorkState totals are re-checked by make_plan (0: never)
 
 void improve(WorkState& ws, const SearchOptions& o) {
   greedy_vertical_pass(ws, o, /*allow_duplication=*/true);
@@ -55,7 +53,7 @@ class CostStrategy : public Strategy {
     strategies::replay_xla_fusion(seeded, strategies::xla_fusion_log(g, d));
     horizontal_pass(seeded, o);
     const double a = total_us(own), b = total_us(seeded);
-    if (std::abs(a - b) > kExactTieBreak * std::max(a, b)) return a <= b ? own.partition() : seeded.partition();
+    if (a != b) return a < b ? own.partition() : seeded.partition();
     auto pa = own.partition(), pb = seeded.partition();
     const double ea = make_plan(g, d, pa, name()).totals.predicted_us;
     const double eb = make_plan(g, d, pb, name()).totals.predicted_us;
