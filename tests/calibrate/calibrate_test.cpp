@@ -152,9 +152,9 @@ TEST(Calibrate, RefusesTooFewMeasurements) {
   }
 }
 
-TEST(Calibrate, RefusesRankDeficientMeasurementsNamingTheParameter) {
-  // Every group is compute-bound with contraction FLOPs exactly twice the
-  // other FLOPs: e_contraction and e_cmp cannot be told apart.
+// Every group compute-bound with contraction FLOPs exactly twice the other
+// FLOPs: e_contraction and e_cmp cannot be told apart.
+std::vector<CalibrationSample> collinear_compute_samples() {
   std::vector<CalibrationSample> s;
   for (int i = 0; i < 30; ++i) {
     CostFeatures f;
@@ -163,6 +163,11 @@ TEST(Calibrate, RefusesRankDeficientMeasurementsNamingTheParameter) {
     f.flops_contraction = 2 * f.flops_other;
     s.push_back({f, predict_us(f, truth_device()), "c" + std::to_string(i)});
   }
+  return s;
+}
+
+TEST(Calibrate, RefusesRankDeficientMeasurementsNamingTheParameter) {
+  const std::vector<CalibrationSample> s = collinear_compute_samples();
   try {
     calibrate(load_device("host-cpu"), s);
     FAIL() << "expected a refusal";
@@ -177,14 +182,7 @@ TEST(Calibrate, RefusesRankDeficientMeasurementsNamingTheParameter) {
 // prior kept"): a parameter the measured kernels do not identify is held at
 // its prior by tune's recalibration and the others are still fitted.
 TEST(Calibrate, TuneHoldsTheUnidentifiedParameterAndFitsTheRest) {
-  std::vector<CalibrationSample> s;  // the rank-deficient set above
-  for (int i = 0; i < 30; ++i) {
-    CostFeatures f;
-    f.bytes_read = 1000;
-    f.flops_other = 1e7 * (1 + i);
-    f.flops_contraction = 2 * f.flops_other;
-    s.push_back({f, predict_us(f, truth_device()), "c" + std::to_string(i)});
-  }
+  const std::vector<CalibrationSample> s = collinear_compute_samples();
   const DeviceSpec prior = load_device("host-cpu");
   std::string named;
   try {
