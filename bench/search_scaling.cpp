@@ -130,12 +130,9 @@ void register_all() {
   }
   for (const auto& file : test::shared_model_files()) {
     auto* b = benchmark::RegisterBenchmark(("model/cost/" + file).c_str(), [file](benchmark::State& st) {
-      ImportOptions io;
-      io.batch = 1;
-      io.dims = test::model_dims(file);
       Graph g;
       try {
-        g = import_model(test::shared_models_dir() + "/" + file, io);
+        g = test::import_shared_model(file, 1);
       } catch (const Error& e) {
         st.SkipWithError(e.what());
         return;

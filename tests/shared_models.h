@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/import.h"
+
 namespace fuseplan::test {
 
 inline std::string shared_models_dir() { return std::string(FUSEPLAN_SHARED_DIR) + "/models/onnx"; }
@@ -35,6 +37,15 @@ inline std::vector<std::string> shared_model_files() {
     if (e.path().extension() == ".onnx") out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
+}
+
+/// Imports shared model `file` at `batch` with its dims; throws Error as
+/// import_model does.
+inline Graph import_shared_model(const std::string& file, int64_t batch) {
+  ImportOptions io;
+  io.batch = batch;
+  io.dims = model_dims(file);
+  return import_model(shared_models_dir() + "/" + file, io);
 }
 
 }  // namespace fuseplan::test

@@ -90,12 +90,9 @@ TEST(SharedModelsNvrtc, EveryGroupOfEveryCostPlanCompilesAndRegistersTable) {
       for (std::string w; std::getline(ss, w, ',');) match = match || (!w.empty() && file.find(w) != std::string::npos);
       if (!match) continue;
     }
-    ImportOptions io;
-    io.batch = 1;
-    io.dims = test::model_dims(file);
     Graph g;
     try {
-      g = import_model(test::shared_models_dir() + "/" + file, io);
+      g = test::import_shared_model(file, 1);
     } catch (const std::exception& e) {
       skipped.push_back(file + ": import: " + e.what());
       continue;
