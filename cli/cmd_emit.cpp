@@ -2,6 +2,7 @@
 // a plan. CUDA: one .cu per group, its CUBIN (NVRTC, for the plan's device
 // arch unless --device says otherwise) and the resource table
 // (resources.json + resources.md: estimated vs measured registers/spills).
+// --library leaves contraction groups to cuBLASLt/cuDNN (emit/cuda/lowering.h).
 #include <filesystem>
 #include <iostream>
 
@@ -24,7 +25,20 @@ struct EmitArgs {
   std::string output;
   bool allow_fma = false;
   bool no_compile = false;
+  std::string library = "none";  // none | cublaslt | cublaslt-fused | cudnn | all | all-fused
 };
+
+// --library: which contraction groups the sources leave to cuBLASLt / cuDNN
+// (emit/cuda/lowering.h); those groups get only their prologue/epilogue kernels.
+cuda::LibraryOptions library_options(const std::string& v) {
+  cuda::LibraryOptions o;
+  if (v == "none") return o;
+  o.cublaslt = v == "cublaslt" || v == "cublaslt-fused" || v == "all" || v == "all-fused";
+  o.fused_epilogue = v == "cublaslt-fused" || v == "all-fused";
+  o.cudnn = v == "cudnn" || v == "all" || v == "all-fused";
+  if (!o.any()) throw Error("--library must be none, cublaslt, cublaslt-fused, cudnn, all or all-fused, got '" + v + "'");
+  return o;
+}
 
 std::string plan_device(const std::string& plan_path) {
   try {
@@ -52,14 +66,15 @@ void run_emit(const EmitArgs& a) {
     std::cout << "wrote " << path << "\n";
     return;
   }
-  auto srcs = cuda::plan_sources(m.graph, plan, d);
+  const cuda::LibraryOptions lib = library_options(a.library);
+  auto srcs = cuda::plan_sources(m.graph, plan, d, false, lib);
   for (const auto& s : srcs)
     write_file_atomic((fs::path(a.output) / ("group_" + std::to_string(s.group_id) + ".cu")).string(), s.source);
   std::cout << "wrote " << srcs.size() << " CUDA sources to " << a.output << "\n";
   if (a.no_compile) return;
   cuda::NvrtcOptions o = cuda::nvrtc_options(d, a.allow_fma);
   std::vector<std::string> cubins;
-  auto table = cuda::measure_plan(m.graph, plan, d, o, &cubins);
+  auto table = cuda::measure_plan(m.graph, plan, d, o, &cubins, nullptr, false, lib);
   for (std::size_t i = 0; i < cubins.size(); ++i)
     write_file_atomic((fs::path(a.output) / ("group_" + std::to_string(i) + ".cubin")).string(), cubins[i]);
   write_file_atomic((fs::path(a.output) / "resources.json").string(), cuda::resources_json(table, d, o));
@@ -86,6 +101,11 @@ void add_emit(CLI::App& app) {
   cmd->add_option("-o,--output", a->output, "output directory")->required();
   cmd->add_flag("--allow-fma", a->allow_fma, "let NVRTC contract multiply-add (-fmad=true); changes rounding");
   cmd->add_flag("--no-compile", a->no_compile, "write the .cu sources only (no NVRTC)");
+  cmd->add_option("--library", a->library,
+                  "contraction groups left to libraries: none (emit every GEMM/conv), cublaslt, cublaslt-fused "
+                  "(with cuBLASLt's bias/ReLU/GELU epilogues), cudnn, all, all-fused; such groups get only their "
+                  "prologue/epilogue kernels")
+      ->capture_default_str();
   cmd->callback([a] { run_emit(*a); });
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "emit/cuda/cuda_backend.h"
+#include "profiling/cudnn_conv.h"
 #endif
 
 namespace fuseplan {
@@ -206,12 +207,24 @@ std::function<void()> cublaslt_call(const cuda::LibraryMatch& m, const std::vect
   }
   cublasLtMatrixLayout_t la, lb, ld;
   const auto M = static_cast<uint64_t>(m.M), N = static_cast<uint64_t>(m.N), K = static_cast<uint64_t>(m.K);
-  lt_check(lt.LayoutCreate(&la, CUDA_R_32F, N, K, m.N), "layout b^T");
+  if (m.trans_b) {  // b is [N,K] row-major = column-major K x N: cuBLASLt's A operand transposed
+    const cublasOperation_t t = CUBLAS_OP_T;
+    lt_check(lt.DescSet(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t), "set transa");
+    lt_check(lt.LayoutCreate(&la, CUDA_R_32F, K, N, m.K), "layout b");
+  } else {
+    lt_check(lt.LayoutCreate(&la, CUDA_R_32F, N, K, m.N), "layout b^T");
+  }
   lt_check(lt.LayoutCreate(&lb, CUDA_R_32F, K, M, m.K), "layout a^T");
   lt_check(lt.LayoutCreate(&ld, CUDA_R_32F, N, M, m.N), "layout out^T");
   cublasLtMatmulPreference_t pref;
   lt_check(lt.PrefCreate(&pref), "cublasLtMatmulPreferenceCreate");
   lt_check(lt.PrefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes), "set workspace");
+  // Determinism: no split-K reduction schemes (their partial sums may be
+  // combined in any order); the first heuristic algorithm for this exact
+  // problem, so a fused and an unfused plan run the same kernel.
+  const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE;
+  lt_check(lt.PrefSet(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof schemes),
+           "set reduction schemes");
   cublasLtMatmulHeuristicResult_t h{};
   int found = 0;
   lt_check(lt.Heuristic(lt.handle, desc, la, lb, ld, ld, pref, 1, &h, &found), "cublasLtMatmulAlgoGetHeuristic");
@@ -343,7 +356,15 @@ CudaRunResult run_plan_cuda(const Graph& g, const Plan& plan, const DeviceSpec& 
   std::vector<cuda::CudaGroupSource> srcs;
   // Canonical sources: one module per group, so identical groups of other
   // plans (strategies) hit the NVRTC cache.
-  auto table = cuda::measure_plan(g, plan, target, no, &cubins, &srcs, /*canonical=*/true);
+  if (o.library.cublaslt) {
+    std::string why;
+    if (!cublaslt_available(&why)) throw Error("cuBLASLt enabled but unavailable: " + why);
+  }
+  if (o.library.cudnn) {
+    std::string why;
+    if (!cudnn_available(&why)) throw Error("cuDNN enabled but unavailable: " + why);
+  }
+  auto table = cuda::measure_plan(g, plan, target, no, &cubins, &srcs, /*canonical=*/true, o.library);
 
   // One buffer per tensor (sources and every primitive: scratch included).
   Resources res;
@@ -369,23 +390,36 @@ CudaRunResult run_plan_cuda(const Graph& g, const Plan& plan, const DeviceSpec& 
   constexpr std::size_t kLtWorkspace = std::size_t{32} << 20;
   CUdeviceptr lt_ws = 0;
   for (std::size_t i = 0; i < srcs.size(); ++i) {
-    if (o.library_gemm && table[i].library.callable()) {
-      if (!lt_ws) {
-        check(drv.MemAlloc(&lt_ws, kLtWorkspace), "cuMemAlloc");
-        res.extra.push_back(lt_ws);
-      }
-      Launch x;
-      x.library = cublaslt_call(table[i].library, buf, lt_ws, kLtWorkspace);
-      group_range.emplace_back(launches.size(), launches.size() + 1);
-      launches.push_back(std::move(x));
-      ++r.library_calls;
-      continue;
-    }
-    CUmodule mod;
-    check(drv.ModuleLoadData(&mod, cubins[i].data()), "cuModuleLoadData");
-    res.mods.push_back(mod);
+    // Emitted groups: their kernels. Library groups (emit/cuda/lowering.h):
+    // prologue kernels, the cuBLASLt / cuDNN call (at library_slot), then
+    // the epilogue kernels.
+    const cuda::GroupLowering& lw = table[i].lowering;
     const std::size_t first = launches.size();
-    for (const auto& l : srcs[i].launches) {
+    CUmodule mod = nullptr;
+    if (!srcs[i].launches.empty()) {
+      check(drv.ModuleLoadData(&mod, cubins[i].data()), "cuModuleLoadData");
+      res.mods.push_back(mod);
+    }
+    const std::size_t nk = srcs[i].launches.size();
+    const std::size_t slot = lw.library() ? static_cast<std::size_t>(std::max(srcs[i].library_slot, 0)) : nk + 1;
+    for (std::size_t k = 0; k <= nk; ++k) {
+      if (k == slot) {
+        if (!lt_ws) {
+          check(drv.MemAlloc(&lt_ws, kLtWorkspace), "cuMemAlloc");
+          res.extra.push_back(lt_ws);
+        }
+        Launch x;
+        if (lw.route == cuda::GroupLowering::Route::cublaslt) {
+          x.library = cublaslt_call(lw.gemm, buf, lt_ws, kLtWorkspace);
+        } else {
+          const auto& c = lw.conv;
+          x.library = cudnn_conv_call(c, buf[c.x], buf[c.w], buf[c.out], lt_ws, kLtWorkspace);
+        }
+        launches.push_back(std::move(x));
+        ++r.library_calls;
+      }
+      if (k == nk) break;
+      const auto& l = srcs[i].launches[k];
       Launch x;
       check(drv.ModuleGetFunction(&x.f, mod, l.kernel.c_str()), "cuModuleGetFunction");
       x.grid = static_cast<unsigned>(std::max<int64_t>(l.grid, 1));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "costmodel/device.h"
+#include "emit/cuda/lowering.h"
 #include "profiling/tensor_data.h"
 #include "search/plan.h"
 
@@ -31,13 +32,15 @@ struct CudaRunOptions {
   bool allow_fma = false;
   bool verify = true;     // compare with run_reference (CPU; slow on large models)
   bool time_groups = false;  // also time each group alone (median of `repeat`)
-  /// Performance mode: contraction groups cuBLASLt covers entirely (MatMul
-  /// + BIAS / RELU_BIAS / GELU_BIAS epilogue, match_cublaslt with nothing
-  /// remaining) call cublasLtMatmul (loaded with dlopen) instead of the
-  /// emitted canonical-order kernel. Changes the summation order: outputs are
-  /// then verified by tolerance, not bit identity. Throws Error when
-  /// libcublasLt cannot be loaded.
-  bool library_gemm = false;
+  /// Library mode (emit/cuda/lowering.h has the rule): contraction groups
+  /// run cublasLtMatmul (`cublaslt`; cuBLASLt's fused BIAS/RELU/GELU
+  /// epilogues only with `fused_epilogue`) or cudnnConvolutionForward
+  /// (`cudnn`), plus one emitted kernel for the rest of the group. Without
+  /// fused_epilogue a fused and an unfused plan make the same library call:
+  /// bit-identical to each other, though not to the all-emitted default
+  /// (other summation order). Libraries are loaded with dlopen; Error when
+  /// one that is enabled cannot be loaded. Default: all off (emitted kernels).
+  cuda::LibraryOptions library;
 };
 
 struct CudaRunResult {
@@ -46,7 +49,7 @@ struct CudaRunResult {
   double max_rel_error = 0;               // vs run_reference over all graph outputs (verify)
   int64_t launches = 0;
   std::vector<double> group_median_us;    // time_groups: per plan group, its launches alone
-  int64_t library_calls = 0;              // library_gemm: groups run through cuBLASLt
+  int64_t library_calls = 0;              // library mode: cuBLASLt / cuDNN calls per plan run
 };
 
 /// Whether libcublasLt can be loaded here (never throws); `reason` when not.

@@ -38,7 +38,8 @@ NodeId opaque_member(const Graph& g, const Group& grp) {
   return kNoNode;
 }
 
-std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d, bool canonical) {
+std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d, bool canonical,
+                                          const LibraryOptions& lib) {
   cpu::check_plan_matches(g, plan);
   std::vector<CudaGroupSource> out;
   std::string title = canonical ? "" : g.name + " / strategy " + plan.strategy + " / device " + d.name;
@@ -54,80 +55,10 @@ std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, cons
       out.back().group_id = static_cast<int>(i);
       continue;
     }
-    out.push_back(print_cuda_group(g, grp, cuda_options(d), title));
+    out.push_back(print_lowered_group(g, grp, lower_group(g, grp, lib), cuda_options(d), title));
     out.back().group_id = static_cast<int>(i);
   }
   return out;
-}
-
-LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
-  LibraryMatch m;
-  if (grp.kind != GroupKind::contraction) return m;
-  NodeId mm = kNoNode;
-  for (NodeId n : grp.nodes)
-    if (g.node(n).op == "MatMul") mm = n;
-  if (mm == kNoNode || g.node(mm).out.dtype != DType::f32) return m;
-  auto ops = g.operands(mm);
-  if (g.node(ops[1]).out.rank() != 2 || g.node(ops[0]).out.rank() < 2) return m;
-  int64_t N = g.node(mm).out.shape.back();
-  m.epilogue = "DEFAULT";
-  m.covered = 1;
-  const bool plain = g.node(mm).attr_int("transA", 0) == 0 && g.node(mm).attr_int("transB", 0) == 0;
-  std::set<NodeId> in(grp.nodes.begin(), grp.nodes.end());
-  auto sole_consumer = [&](NodeId n) -> NodeId {
-    auto cs = g.consumers(n);
-    if (cs.size() != 1 || !in.count(cs[0])) return kNoNode;
-    for (NodeId x : grp.materialised)
-      if (x == n) return kNoNode;  // the intermediate is needed in memory
-    return cs[0];
-  };
-  NodeId cur = mm, next = sole_consumer(mm);
-  if (next != kNoNode && g.node(next).op == "Add") {
-    for (NodeId o : g.operands(next)) {
-      const auto& s = g.node(o).out.shape;
-      int64_t numel = 1;
-      for (int64_t d : s) numel *= d;
-      if (o != cur && g.node(o).op_class == OpClass::source && numel == N && s.back() == N) {
-        m.epilogue = "BIAS";
-        m.covered = 2;
-        m.bias = o;
-        cur = next;
-        next = sole_consumer(cur);
-      }
-    }
-  }
-  if (next != kNoNode && g.node(next).op == "Relu") {
-    m.epilogue = m.epilogue == "BIAS" ? "RELU_BIAS" : "RELU";
-    ++m.covered;
-    cur = next;
-  } else if (next != kNoNode && g.node(next).onnx_op == "Gelu") {
-    // cuBLASLt's GELU epilogue is the tanh approximation: only that form matches.
-    int prims = 0;
-    bool tanh = false;
-    for (NodeId n : grp.nodes)
-      if (g.node(n).origin == g.node(next).origin) {
-        ++prims;
-        tanh = tanh || g.node(n).op == "Tanh";
-      }
-    if (tanh) {
-      m.epilogue = m.epilogue == "BIAS" ? "GELU_BIAS" : "GELU";
-      m.covered += prims;
-      for (NodeId n : grp.nodes)  // the GELU's last primitive (topological order)
-        if (g.node(n).origin == g.node(next).origin) cur = n;
-    }
-  }
-  m.remaining = static_cast<int>(grp.nodes.size()) - m.covered;
-  if (plain && m.remaining == 0) {
-    const auto& A = g.node(ops[0]).out.shape;
-    m.a = ops[0];
-    m.b = ops[1];
-    m.out = cur;
-    m.N = N;
-    m.K = A.back();
-    m.M = 1;
-    for (std::size_t i = 0; i + 1 < A.size(); ++i) m.M *= A[i];
-  }
-  return m;
 }
 
 int GroupResources::regs_measured() const {
@@ -144,8 +75,8 @@ int GroupResources::spill_bytes_measured() const {
 
 std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const DeviceSpec& d, const NvrtcOptions& o,
                                          std::vector<std::string>* cubins, std::vector<CudaGroupSource>* sources,
-                                         bool canonical) {
-  auto srcs = plan_sources(g, plan, d, canonical);
+                                         bool canonical, const LibraryOptions& lib) {
+  auto srcs = plan_sources(g, plan, d, canonical, lib);
   // Compile in parallel (NVRTC programs are independent; the cache writes
   // are atomic renames); the first error, in group order, is rethrown.
   std::vector<CompileResult> results(srcs.size());
@@ -153,7 +84,7 @@ std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i; (i = next++) < srcs.size();) {
-      if (opaque_member(g, plan.groups[i]) != kNoNode) continue;  // nothing to compile
+      if (srcs[i].launches.empty()) continue;  // opaque, or a library call alone: nothing to compile
       try {
         results[i] = compile_cuda(srcs[i].source, "group_" + std::to_string(i), o);
       } catch (const std::exception& e) {
@@ -186,12 +117,14 @@ std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const
       t.push_back(std::move(r));
       continue;
     }
+    r.library = match_cublaslt(g, grp);
+    r.lowering = lower_group(g, grp, lib);
+    if (r.launches.empty()) r.note = r.lowering.why;  // the library call covers the group
     for (const auto& l : r.launches) {
       const ResourceUsage* u = cr.find(l.kernel);
       if (!u) throw Error("NVRTC reported no resource usage for kernel " + l.kernel);
       r.measured.push_back(*u);
     }
-    r.library = match_cublaslt(g, grp);
     if (cubins) cubins->push_back(cr.cubin);
     t.push_back(std::move(r));
   }
@@ -270,6 +203,7 @@ std::string resources_json(const std::vector<GroupResources>& t, const DeviceSpe
     e["regs_measured"] = r.regs_measured();
     e["spill_bytes_measured"] = r.spill_bytes_measured();
     if (r.skipped()) e["note"] = r.note;
+    if (r.lowering.library()) e["library"] = {{"route", to_string(r.lowering.route)}, {"call", r.lowering.why}};
     if (!r.library.epilogue.empty())
       e["cublaslt"] = {{"epilogue", r.library.epilogue}, {"covered", r.library.covered},
                        {"remaining", r.library.remaining}};
@@ -292,7 +226,7 @@ std::string resources_markdown(const std::vector<GroupResources>& t, const Devic
   os << "# CUDA resources: " << d.name << " (" << o.arch << ", " << (o.allow_fma ? "-fmad=true" : "-fmad=false")
      << ", NVRTC " << nvrtc_version() << ")\n\n";
   os << "| group | kind | last primitive | kernels | shape | regs est. | regs NVRTC | spill est. (B) | spill NVRTC (B) "
-        "| stack (B) | smem (B) | cuBLASLt |\n";
+        "| stack (B) | smem (B) | cuBLASLt epilogue +remaining / library call |\n";
   os << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : t) {
     int stack = 0, smem = 0;
@@ -313,7 +247,10 @@ std::string resources_markdown(const std::vector<GroupResources>& t, const Devic
     os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | " << r.launches.size() << " | " << shapes
        << " | " << r.regs_estimate << " | " << r.regs_measured() << " | " << r.spill_estimate_bytes << " | "
        << r.spill_bytes_measured() << " | " << stack << " | " << smem << " | "
-       << (r.library.epilogue.empty() ? "-" : r.library.epilogue + " +" + std::to_string(r.library.remaining))
+       << (r.lowering.library() ? r.lowering.why
+                                : r.library.epilogue.empty()
+                                      ? std::string("-")
+                                      : r.library.epilogue + " +" + std::to_string(r.library.remaining))
        << " |\n";
   }
   return os.str();

@@ -10,6 +10,7 @@
 #include "costmodel/cost.h"
 #include "costmodel/device.h"
 #include "emit/cuda/cuda_printer.h"
+#include "emit/cuda/lowering.h"
 #include "emit/cuda/nvrtc.h"
 #include "search/plan.h"
 
@@ -32,26 +33,12 @@ NodeId opaque_member(const Graph& g, const Group& grp);
 /// `canonical`: every group is printed as group 0 without the title comment,
 /// so a group's source (and its NVRTC cache entry) depends only on the group,
 /// not on its position or the strategy (the runner's mode: one module per group).
+/// `lib`: contraction groups the libraries take (lowering.h) print only
+/// their epilogue kernel (none when the call covers the whole group).
 std::vector<CudaGroupSource> plan_sources(const Graph& g, const Plan& plan, const DeviceSpec& d,
-                                          bool canonical = false);
+                                          bool canonical = false, const LibraryOptions& lib = {});
 
-/// How a contraction group maps onto cuBLASLt: the matmul epilogue that
-/// covers the primitives right after the GEMM ("BIAS", "RELU_BIAS", "RELU",
-/// "GELU_BIAS", "GELU" for tanh-GELU only, "DEFAULT"), and how many of the
-/// group's primitives remain for the one fused epilogue kernel. `epilogue`
-/// is empty for groups that are not a 2-D f32 MatMul contraction.
-struct LibraryMatch {
-  std::string epilogue;
-  int covered = 0;    // primitives cuBLASLt computes (GEMM included)
-  int remaining = 0;  // primitives left to the emitted epilogue kernel
-  // Operands of the call, for the runtime's library mode (remaining == 0 and
-  // no transposes): out[M,N] = epilogue(a[M,K] x b[K,N] + bias[N]), a's
-  // leading dims folded into M, all row-major f32.
-  NodeId a = kNoNode, b = kNoNode, bias = kNoNode, out = kNoNode;
-  int64_t M = 0, N = 0, K = 0;
-  bool callable() const { return !epilogue.empty() && remaining == 0 && out != kNoNode; }
-};
-LibraryMatch match_cublaslt(const Graph& g, const Group& grp);
+// LibraryMatch / match_cublaslt / lower_group: emit/cuda/lowering.h.
 
 /// Registers/spills of one group: the cost model's estimate next to NVRTC's.
 struct GroupResources {
@@ -62,20 +49,22 @@ struct GroupResources {
   double spill_estimate_bytes = 0;
   std::vector<CudaLaunch> launches;
   std::vector<ResourceUsage> measured;  // per launch, same order
-  LibraryMatch library;
-  std::string note;                     // kOpaqueNote: not compiled, no launches
+  LibraryMatch library;                 // what cuBLASLt's fused epilogues would cover (informative)
+  GroupLowering lowering;               // how the group runs under measure_plan's `lib`
+  std::string note;                     // kOpaqueNote, or a library call covering the whole group: no launches
   bool skipped() const { return !note.empty(); }
   int regs_measured() const;            // max over launches
   int spill_bytes_measured() const;     // sum of stores + loads over launches
 };
 
-/// Compiles every group (cached; cache misses compile in parallel on up to
+/// Compiles every group (under `lib`: the epilogue kernels of library groups; cache misses compile in parallel on up to
 /// hardware_concurrency threads) and returns the table; `cubins` (optional)
 /// receives each group's CUBIN (empty for a skipped opaque group, which
 /// has no launches and `note` set). `canonical` as for plan_sources.
 std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const DeviceSpec& d,
                                          const NvrtcOptions& o, std::vector<std::string>* cubins = nullptr,
-                                         std::vector<CudaGroupSource>* sources = nullptr, bool canonical = false);
+                                         std::vector<CudaGroupSource>* sources = nullptr, bool canonical = false,
+                                         const LibraryOptions& lib = {});
 
 /// What an NVRTC resource oracle did (shared with its copies).
 struct OracleStats {

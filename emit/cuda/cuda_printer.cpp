@@ -372,10 +372,8 @@ std::string global_kernel(const std::string& name, const std::vector<const Phase
 
 }  // namespace
 
-CudaGroupSource print_cuda_group(const Graph& g, const Group& grp, const CudaOptions& o, std::string_view title) {
-  CudaGroupSource out;
-  out.group_id = grp.id;
-  std::string gp = "fp_g" + std::to_string(grp.id);
+void print_group_kernels(const Graph& g, const Group& grp, const CudaOptions& o, const std::string& gp,
+                         std::ostream& os, std::vector<CudaLaunch>* launches) {
   std::vector<std::vector<PhaseCode>> parts;
   if (grp.kind == GroupKind::horizontal && grp.branches.size() > 1) {
     for (std::size_t b = 0; b < grp.branches.size(); ++b) {
@@ -392,11 +390,6 @@ CudaGroupSource print_cuda_group(const Graph& g, const Group& grp, const CudaOpt
     KernelPlan kp = plan_kernel(g, grp);
     parts.push_back(PhasePrinter(g, kp, o, gp).build());
   }
-  std::ostringstream os;
-  os << "// fuseplan CUDA kernels of group " << grp.id << " (" << to_string(grp.kind) << "): "
-     << cpu::comment_escape(title) << "\n";
-  os << "// Generated code; identifiers are generated, model names appear only in escaped comments.\n";
-  os << kDeviceRuntimeText << "\n";
   for (NodeId n : grp.nodes)
     os << "// node " << n << ": " << g.node(n).op << " '" << cpu::comment_escape(g.node(n).name) << "' "
        << g.node(n).out.str() << "\n";
@@ -416,16 +409,27 @@ CudaGroupSource print_cuda_group(const Graph& g, const Group& grp, const CudaOpt
     }
     CudaLaunch l{gp + "_k0", total, block, {}, "horizontal(" + std::to_string(parts.size()) + ")"};
     os << "\n" << global_kernel(l.kernel, ph, off, g, &l.params, block);
-    out.launches.push_back(l);
+    launches->push_back(l);
   } else {
     int k = 0;
     for (const auto& part : parts)
       for (const PhaseCode& pc : part) {
         CudaLaunch l{gp + "_k" + std::to_string(k++), pc.grid, block, {}, pc.desc};
         os << "\n" << global_kernel(l.kernel, {&pc}, {0}, g, &l.params, block);
-        out.launches.push_back(l);
+        launches->push_back(l);
       }
   }
+}
+
+CudaGroupSource print_cuda_group(const Graph& g, const Group& grp, const CudaOptions& o, std::string_view title) {
+  CudaGroupSource out;
+  out.group_id = grp.id;
+  std::ostringstream os;
+  os << "// fuseplan CUDA kernels of group " << grp.id << " (" << to_string(grp.kind) << "): "
+     << cpu::comment_escape(title) << "\n";
+  os << "// Generated code; identifiers are generated, model names appear only in escaped comments.\n";
+  os << kDeviceRuntimeText << "\n";
+  print_group_kernels(g, grp, o, "fp_g" + std::to_string(grp.id), os, &out.launches);
   out.source = os.str();
   return out;
 }

@@ -18,6 +18,7 @@
 // Every identifier is generated; model names appear only in escaped comments.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,9 @@ struct CudaGroupSource {
   int group_id = 0;
   std::string source;                // complete translation unit
   std::vector<CudaLaunch> launches;  // in launch order
+  /// Library groups (emit/cuda/lowering.h): the library call runs before
+  /// launches[library_slot] (== launches.size(): after every launch); -1: no call.
+  int library_slot = -1;
 };
 
 struct CudaOptions {
@@ -49,6 +53,12 @@ struct CudaOptions {
   int64_t max_grid = 65536;        // grid-stride loops cap the grid (guessed: 8+ waves on 132 SMs)
   int64_t smem_row_bytes = 45056;  // row scratch held in shared memory up to this (48 KiB static limit - reduce slots)
 };
+
+/// Appends the node comments, phases and __global__ kernels of `grp` to `os`
+/// (no header, no device runtime), kernels named <prefix>_k<i>, and their
+/// launches to `launches`. Throws Error as print_cuda_group.
+void print_group_kernels(const Graph& g, const Group& grp, const CudaOptions& o, const std::string& prefix,
+                         std::ostream& os, std::vector<CudaLaunch>* launches);
 
 /// Source of group `grp` (its id names the kernels: fp_g<id>_k<i>).
 /// Throws Error for a primitive the CUDA backend cannot compute.
