@@ -1,12 +1,16 @@
-// Every group of the cost plan of every shared model (batch 1, h200, sm_90)
-// through NVRTC with registers reported, and the register/spill table of
-// the largest groups of each model (results/cuda-registers.md).
-// Opt-in (hundreds of NVRTC compilations): FUSEPLAN_SLOW_TESTS=1 runs the
-// check; FUSEPLAN_REGISTERS_TABLE=FILE.md also writes the table, with the
-// plan searched again under --measure-registers semantics (NVRTC oracle),
-// rewritten after every model; FUSEPLAN_MODELS=SUBSTRING limits the models
-// (several: comma-separated substrings). Groups holding an opaque primitive
-// (graph breaks) are skipped with cuda::kOpaqueNote; every other group compiles.
+// Every group of every strategy's plan (unfused, elementwise, tvm, xla,
+// inductor, cost) of every shared model (batch 1, h200, sm_90) through NVRTC
+// with registers reported, and the register/spill table of the largest
+// groups of each model (results/cuda-registers.md).
+// Opt-in (thousands of NVRTC compilations): FUSEPLAN_SLOW_TESTS=1 runs the
+// check; FUSEPLAN_REGISTERS_TABLE=FILE.md also writes the table, rewritten
+// after every model; FUSEPLAN_MODELS=SUBSTRING limits the models (several:
+// comma-separated substrings); FUSEPLAN_STRATEGIES=a,b limits the strategies;
+// FUSEPLAN_REGISTERS_ORACLE=1 also searches the cost plan again under
+// --measure-registers semantics (NVRTC oracle; slow on transformers).
+// Sources are canonical (a group formed alike by several strategies compiles
+// once). Groups holding an opaque primitive (graph breaks) are skipped with
+// cuda::kOpaqueNote; every other group compiles.
 #ifdef FUSEPLAN_HAVE_CUDA
 #include <gtest/gtest.h>
 
@@ -14,6 +18,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <set>
 #include <sstream>
 
 #include "emit/cpu/cpp_printer.h"
@@ -46,35 +52,61 @@ std::string f0(double x) {
   return b;
 }
 
-TEST(SharedModelsNvrtc, EveryGroupOfEveryCostPlanCompilesAndRegistersTable) {
+std::vector<std::string> split_env(const char* name, std::vector<std::string> dflt) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  for (std::string w; std::getline(ss, w, ',');)
+    if (!w.empty()) out.push_back(w);
+  return out;
+}
+
+TEST(SharedModelsNvrtc, EveryGroupOfEveryStrategysPlanCompilesAndRegistersTable) {
   const char* slow = std::getenv("FUSEPLAN_SLOW_TESTS");
   const char* table_path = std::getenv("FUSEPLAN_REGISTERS_TABLE");
   if (!(slow && *slow == '1') && !(table_path && *table_path))
-    GTEST_SKIP() << "opt-in: FUSEPLAN_SLOW_TESTS=1 (or FUSEPLAN_REGISTERS_TABLE=FILE.md) compiles every cost-plan "
-                    "group of every shared model";
+    GTEST_SKIP() << "opt-in: FUSEPLAN_SLOW_TESTS=1 (or FUSEPLAN_REGISTERS_TABLE=FILE.md) compiles every group of "
+                    "every strategy's plan of every shared model";
   if (!std::filesystem::exists(test::shared_models_dir())) GTEST_SKIP() << "no shared models";
   const bool with_table = table_path && *table_path;
   const DeviceSpec d = load_device("h200");
   const cuda::NvrtcOptions o = cuda::nvrtc_options(d);  // the user cache: reruns are fast
+  const std::vector<std::string> strategies =
+      split_env("FUSEPLAN_STRATEGIES", {"unfused", "elementwise", "tvm", "xla", "inductor", "cost"});
+  const char* want_oracle = std::getenv("FUSEPLAN_REGISTERS_ORACLE");
+  const bool oracle = want_oracle && std::string(want_oracle) == "1";
   std::ostringstream summary, detail;
-  summary << "| model | kernels (cost) | groups compiled | max regs NVRTC | groups spilling (NVRTC) | estimate > 255 "
-             "| estimate vs NVRTC (median ratio) | kernels with --measure-registers | NVRTC compiles in that search |\n"
-             "|---|---|---|---|---|---|---|---|---|\n";
+  summary << "| model | strategy | kernels | groups compiled | NVRTC kernels | max regs NVRTC | groups spilling (NVRTC) "
+             "| estimate > 255 | estimate / NVRTC (median) |"
+          << (oracle ? " kernels with --measure-registers | NVRTC compiles in that search |" : "") << "\n"
+          << "|---|---|---|---|---|---|---|---|---|" << (oracle ? "---|---|" : "") << "\n";
   std::vector<std::string> skipped;
   int compiled_models = 0;
+  long total_groups = 0, total_kernels = 0, total_spilling = 0;
+  int total_max_regs = 0;
+  std::string total_max_where;
+  const auto t0 = std::chrono::steady_clock::now();
   auto write_table = [&] {
+    const double mins = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 60;
     std::ostringstream os;
-    os << "# NVRTC registers and spills of the shared models' cost plans\n\n"
-       << "Device config h200 (sm_90, 255 registers/thread, 256-thread blocks), batch 1, strategy `cost`, NVRTC "
-       << cuda::nvrtc_version() << " with `-fmad=false --ptxas-options=-v`; no GPU involved. Regenerate with\n"
+    os << "# NVRTC registers and spills of the shared models' plans, every strategy\n\n"
+       << "Device config h200 (sm_90, 255 registers/thread, 256-thread blocks), batch 1, NVRTC "
+       << cuda::nvrtc_version() << " with `-fmad=false --ptxas-options=-v`, emitted kernels (no library calls); no "
+       << "GPU involved. Strategies: ";
+    for (std::size_t i = 0; i < strategies.size(); ++i) os << (i ? ", " : "") << "`" << strategies[i] << "`";
+    os << ". Regenerate with\n"
        << "`FUSEPLAN_REGISTERS_TABLE=$PWD/results/cuda-registers.md build-cuda/tests/test_cuda "
-          "--gtest_filter=SharedModelsNvrtc.*`.\n\n"
+          "--gtest_filter=SharedModelsNvrtc.*` (tests/cuda/shared_model_registers_test.cpp; knobs in its header).\n\n"
+       << "**Totals so far: " << compiled_models << " models, " << total_groups << " groups compiled ("
+       << total_kernels << " NVRTC kernels), max " << total_max_regs << " registers (" << md_escape(total_max_where)
+       << "), " << total_spilling << " groups spilling**; " << f0(mins) << " min on this machine.\n\n"
        << "\"regs est.\" is the cost model's estimate (costmodel/registers.cpp), \"regs NVRTC\" the most any of the "
           "group's kernels uses; spill est. is the estimated spill traffic of the whole kernel, spill NVRTC the "
-          "ptxas per-thread spill stores + loads summed over the group's kernels. \"kernels with "
-          "--measure-registers\" is the cost plan searched again with the NVRTC oracle (docs/cuda.md).\n\n"
-       << "## Per model\n\n"
-       << summary.str() << "\n## Largest groups of each model (by primitives)\n\n"
+          "ptxas per-thread spill stores + loads summed over the group's kernels. The last column says what the "
+          "library mode (emit/cuda/lowering.h, `cublaslt+cudnn`) would run for the group instead.\n\n"
+       << "## Per model and strategy\n\n"
+       << summary.str() << "\n## Largest groups of each model (by primitives, over every strategy's plan)\n\n"
        << detail.str();
     if (!skipped.empty()) {
       os << "## Not compiled\n\n";
@@ -83,6 +115,8 @@ TEST(SharedModelsNvrtc, EveryGroupOfEveryCostPlanCompilesAndRegistersTable) {
     write_file_atomic(table_path, os.str());
   };
   const char* only = std::getenv("FUSEPLAN_MODELS");  // optional substring filter
+  cuda::LibraryOptions lib;
+  lib.cublaslt = lib.cudnn = true;
   for (const std::string& file : test::shared_model_files()) {
     if (only && *only) {
       bool match = false;
@@ -98,64 +132,101 @@ TEST(SharedModelsNvrtc, EveryGroupOfEveryCostPlanCompilesAndRegistersTable) {
       continue;
     }
     SCOPED_TRACE(file);
-    Plan plan = search(g, d, "cost");
-    std::vector<cuda::GroupResources> t;
-    try {
-      t = cuda::measure_plan(g, plan, d, o);
-    } catch (const Error& e) {
-      // A primitive the CUDA backend does not emit yet (docs/cuda.md): named, not hidden.
-      skipped.push_back(file + ": " + std::string(e.what()).substr(0, 200));
-      continue;
-    }
-    ++compiled_models;
-    ASSERT_EQ(t.size(), plan.groups.size());
-    int max_regs = 0, spilling = 0, over = 0, opaque = 0;
-    std::vector<double> ratio;
-    for (const auto& r : t) {
-      if (r.skipped()) {  // a graph break: cuda::kOpaqueNote, nothing compiled
-        ++opaque;
-        EXPECT_TRUE(r.launches.empty()) << r.group_id;
+    struct Big {
+      std::string strategy;
+      std::size_t prims = 0;
+      double bytes = 0;
+      cuda::GroupResources r;
+      std::string library;
+    };
+    std::vector<Big> bigs;
+    bool model_ok = true;
+    int model_max = 0;
+    for (const std::string& strategy : strategies) {
+      SearchOptions so;
+      so.time_limit_s = 10;
+      Plan plan = search(g, d, strategy, so);
+      std::vector<cuda::GroupResources> t;
+      try {
+        t = cuda::measure_plan(g, plan, d, o, nullptr, nullptr, /*canonical=*/true);
+      } catch (const Error& e) {
+        // A primitive the CUDA backend does not emit yet (docs/cuda.md): named, not hidden.
+        skipped.push_back(file + " " + strategy + ": " + std::string(e.what()).substr(0, 200));
+        model_ok = false;
         continue;
       }
-      ASSERT_FALSE(r.measured.empty()) << file << " group " << r.group_id;
-      for (const auto& k : r.measured) EXPECT_GT(k.regs_per_thread, 0) << k.kernel;
-      max_regs = std::max(max_regs, r.regs_measured());
-      spilling += r.spill_bytes_measured() > 0;
-      over += r.regs_estimate > d.max_regs_per_thread;
-      if (r.regs_measured() > 0) ratio.push_back(static_cast<double>(r.regs_estimate) / r.regs_measured());
+      ASSERT_EQ(t.size(), plan.groups.size());
+      int max_regs = 0, spilling = 0, over = 0, opaque = 0, kernels = 0;
+      std::vector<double> ratio;
+      for (const auto& r : t) {
+        if (r.skipped()) {  // a graph break: cuda::kOpaqueNote, nothing compiled
+          ++opaque;
+          EXPECT_TRUE(r.launches.empty()) << r.group_id;
+          continue;
+        }
+        ASSERT_FALSE(r.measured.empty()) << file << " " << strategy << " group " << r.group_id;
+        for (const auto& k : r.measured) EXPECT_GT(k.regs_per_thread, 0) << k.kernel;
+        kernels += static_cast<int>(r.measured.size());
+        max_regs = std::max(max_regs, r.regs_measured());
+        if (r.regs_measured() > total_max_regs) {
+          total_max_regs = r.regs_measured();
+          total_max_where = file + " " + strategy + " group " + std::to_string(r.group_id) + " (" + r.kind + ")";
+        }
+        spilling += r.spill_bytes_measured() > 0;
+        over += r.regs_estimate > d.max_regs_per_thread;
+        if (r.regs_measured() > 0) ratio.push_back(static_cast<double>(r.regs_estimate) / r.regs_measured());
+        Big b;
+        b.strategy = strategy;
+        b.prims = plan.groups[r.group_id].nodes.size();
+        b.bytes = plan.costs[r.group_id].bytes();
+        b.r = r;
+        auto lw = cuda::lower_group(g, plan.groups[r.group_id], lib);
+        b.library = lw.library() ? lw.why : "-";
+        bigs.push_back(std::move(b));
+      }
+      model_max = std::max(model_max, max_regs);
+      total_groups += static_cast<long>(t.size()) - opaque;
+      total_kernels += kernels;
+      total_spilling += spilling;
+      std::sort(ratio.begin(), ratio.end());
+      char rat[32];
+      std::snprintf(rat, sizeof rat, "%.2f", ratio.empty() ? 0.0 : ratio[ratio.size() / 2]);
+      const std::string compiled = std::to_string(t.size() - opaque) +
+                                   (opaque ? " (+" + std::to_string(opaque) + " opaque, skipped)" : "");
+      summary << "| " << file << " | " << strategy << " | " << plan.totals.kernels << " | " << compiled << " | "
+              << kernels << " | " << max_regs << " | " << spilling << " | " << over << " | " << rat << " |";
+      if (oracle) {
+        if (strategy == "cost") {
+          SearchOptions mo;
+          auto stats = std::make_shared<cuda::OracleStats>();
+          mo.resource_oracle = cuda::nvrtc_resource_oracle(o, stats);
+          Plan measured = search(g, d, "cost", mo);
+          summary << " " << measured.totals.kernels << " | " << stats->compiled + stats->cache_hits
+                  << (stats->failed ? " (" + std::to_string(stats->failed) + " failed)" : "") << " |";
+        } else {
+          summary << " - | - |";
+        }
+      }
+      summary << "\n";
     }
-    std::sort(ratio.begin(), ratio.end());
+    if (model_ok) ++compiled_models;
     if (!with_table) continue;
-    // The same search with NVRTC's measurement (fuseplan search --measure-registers);
-    // FUSEPLAN_REGISTERS_ORACLE=0 skips it (every contraction candidate compiles).
-    const char* no_oracle = std::getenv("FUSEPLAN_REGISTERS_ORACLE");
-    const bool oracle = !(no_oracle && std::string(no_oracle) == "0");
-    SearchOptions so;
-    auto stats = std::make_shared<cuda::OracleStats>();
-    if (oracle) so.resource_oracle = cuda::nvrtc_resource_oracle(o, stats);
-    Plan measured = oracle ? search(g, d, "cost", so) : Plan{};
-    char rat[32];
-    std::snprintf(rat, sizeof rat, "%.2f", ratio.empty() ? 0.0 : ratio[ratio.size() / 2]);
-    const std::string compiled = std::to_string(t.size() - opaque) +
-                                 (opaque ? " (+" + std::to_string(opaque) + " " + cuda::kOpaqueNote + ")" : "");
-    summary << "| " << file << " | " << plan.totals.kernels << " | " << compiled << " | " << max_regs << " | "
-            << spilling << " | " << over << " | " << rat << " | "
-            << (oracle ? std::to_string(measured.totals.kernels) : std::string("not run")) << " | "
-            << (oracle ? std::to_string(stats->compiled + stats->cache_hits) : std::string("-"))
-            << (stats->failed ? " (" + std::to_string(stats->failed) + " failed)" : "") << " |\n";
-    // The five largest groups (primitives; ties: more bytes).
-    std::vector<std::size_t> idx(t.size());
-    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-      if (plan.groups[a].nodes.size() != plan.groups[b].nodes.size())
-        return plan.groups[a].nodes.size() > plan.groups[b].nodes.size();
-      return plan.costs[a].bytes() > plan.costs[b].bytes();
+    // The eight largest distinct groups (primitives; ties: more bytes) over every strategy's plan.
+    std::stable_sort(bigs.begin(), bigs.end(), [](const Big& a, const Big& b) {
+      if (a.prims != b.prims) return a.prims > b.prims;
+      return a.bytes > b.bytes;
     });
-    detail << "### " << file << "\n\n| group | kind | prims | last primitive | launches (shape) | regs est. | regs NVRTC "
-              "| spill est. (B) | spill NVRTC (B/thread) | stack (B) | smem (B) | cuBLASLt |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    for (std::size_t k = 0; k < std::min<std::size_t>(5, idx.size()); ++k) {
-      const auto& r = t[idx[k]];
+    detail << "### " << file << "\n\n| strategy | group | kind | prims | last primitive | launches (shape) | regs est. "
+              "| regs NVRTC | spill est. (B) | spill NVRTC (B/thread) | stack (B) | smem (B) | library mode |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::set<std::string> seen;  // one row per distinct group (several strategies form the same one)
+    int rows = 0;
+    for (const Big& b : bigs) {
+      if (rows == 8) break;
+      const auto& r = b.r;
+      std::string key = r.kind + "|" + r.last_primitive + "|" + std::to_string(b.prims);
+      if (!seen.insert(key).second) continue;
+      ++rows;
       int stack = 0, smem = 0;
       std::string shapes;
       for (std::size_t q = 0; q < r.measured.size(); ++q) {
@@ -164,25 +235,19 @@ TEST(SharedModelsNvrtc, EveryGroupOfEveryCostPlanCompilesAndRegistersTable) {
         if (q < 3) shapes += (q ? ", " : "") + r.launches[q].shape;
         else if (q == 3) shapes += ", ...";
       }
-      if (r.skipped()) {
-        detail << "| " << r.group_id << " | " << r.kind << " | " << plan.groups[idx[k]].nodes.size() << " | `"
-               << md_name(r.last_primitive) << "` | 0 (" << r.note << ") | " << r.regs_estimate << " | - | "
-               << f0(r.spill_estimate_bytes) << " | - | - | - | - |\n";
-        continue;
-      }
-      detail << "| " << r.group_id << " | " << r.kind << " | " << plan.groups[idx[k]].nodes.size() << " | `"
-             << md_name(r.last_primitive) << "` | " << r.launches.size() << " (" << shapes << ") | " << r.regs_estimate
-             << " | " << r.regs_measured() << " | " << f0(r.spill_estimate_bytes) << " | " << r.spill_bytes_measured()
-             << " | " << stack << " | " << smem << " | "
-             << (r.library.epilogue.empty() ? "-" : r.library.epilogue + " +" + std::to_string(r.library.remaining))
+      detail << "| " << b.strategy << " | " << r.group_id << " | " << r.kind << " | " << b.prims << " | `"
+             << md_name(r.last_primitive) << "` | " << r.launches.size() << " (" << shapes << ") | "
+             << r.regs_estimate << " | " << r.regs_measured() << " | " << f0(r.spill_estimate_bytes) << " | "
+             << r.spill_bytes_measured() << " | " << stack << " | " << smem << " | " << md_escape(b.library)
              << " |\n";
     }
     detail << "\n";
     write_table();  // after every model: an interrupted run keeps what it compiled
-    std::printf("%s: %zu groups (%d opaque, skipped), max regs %d\n", file.c_str(), t.size(), opaque, max_regs);
+    std::printf("%s: max regs %d (%ld groups so far)\n", file.c_str(), model_max, total_groups);
     std::fflush(stdout);
   }
   EXPECT_GE(compiled_models, 1);
+  EXPECT_EQ(total_spilling, 0);
   if (with_table) write_table();
 }
 
