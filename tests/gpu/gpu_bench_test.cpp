@@ -46,7 +46,7 @@ std::string device_config(const std::string& gpu_name) {
 }
 
 struct Row {
-  std::string strategy, note;
+  std::string strategy, mode = "emitted", note;
   int64_t kernels = 0, launches = 0;
   double us = -1, rel_err = -1;
   bool identical = true;
@@ -72,7 +72,9 @@ struct Doc {
     os << "# GPU results: " << gpu << " (device config " << device << ")\n\n";
     os << "Written by tests/gpu/run.sh (test_gpu GpuBench). Times: CUDA events, median of 20 after 2 warm-ups (5 after 1 for "
           "plans above 0.5 TFLOP), one stream, no CUDA graph. NVRTC -fmad=false; emitted GEMM/conv are the canonical per-element kernels "
-          "(docs/cuda.md), not tensor-core tiles, so contraction-heavy models measure the emitter, not cuBLAS.\n\n";
+          "(docs/cuda.md), not tensor-core tiles, so contraction-heavy models measure the emitter, not cuBLAS. Mode "
+          "`cublaslt+cudnn` rows run contraction groups as cuBLASLt GEMM / cuDNN conv + one emitted epilogue kernel "
+          "(emit/cuda/lowering.h), `...+fused-epilogue` also uses cuBLASLt's BIAS/RELU/GELU epilogues.\n\n";
     os << "## Bandwidth ceiling\n\ncuMemcpyDtoD of 1 GiB: **" << f1(copy_gbps) << " GB/s** (read + write).\n\n";
     int pass = 0;
     for (const auto& b : bw) pass += b.frac >= 0.85;
@@ -166,10 +168,29 @@ TEST(GpuBench, SharedModelsPerStrategyAtBatch1And64) {
       }
       const auto src = make_source_data(g);
       std::vector<Row> rows;
-      std::map<std::string, Tensor> base;
-      for (const std::string& s : strategy_names()) {
+      // Every strategy with emitted kernels (the default), then unfused and
+      // cost in library mode (emit/cuda/lowering.h: cuBLASLt GEMM / cuDNN
+      // conv + one epilogue kernel; bit-identical to each other), and cost
+      // with cuBLASLt's fused epilogues (compared by tolerance).
+      struct Variant {
+        std::string strategy;
+        cuda::LibraryOptions lib;
+      };
+      std::vector<Variant> variants;
+      for (const std::string& s : strategy_names()) variants.push_back({s, {}});
+      cuda::LibraryOptions lib, lib_fe;
+      lib.cublaslt = lib.cudnn = true;
+      lib_fe = lib;
+      lib_fe.fused_epilogue = true;
+      variants.push_back({"unfused", lib});
+      variants.push_back({"cost", lib});
+      variants.push_back({"cost", lib_fe});
+      std::map<std::string, std::map<std::string, Tensor>> base;  // per mode: the first (unfused) outputs
+      for (const Variant& v : variants) {
+        const std::string& s = v.strategy;
         Row row;
         row.strategy = s;
+        row.mode = v.lib.str();
         if (elapsed() > budget_s + 45) {
           row.note = "not run: time budget spent";
           rows.push_back(row);
@@ -181,9 +202,10 @@ TEST(GpuBench, SharedModelsPerStrategyAtBatch1And64) {
           Plan plan = search(g, d, s, so);
           row.kernels = plan.totals.kernels;
           CudaRunOptions ro;
-          ro.time_groups = true;
+          ro.library = v.lib;
+          ro.time_groups = !v.lib.any();
           ro.verify = s == "unfused" && batch == 1 && plan.totals.flops < 2e9;
-          if (plan.totals.flops > 5e11) {  // the canonical per-element GEMM/conv: fewer repetitions
+          if (plan.totals.flops > 5e11 && !v.lib.any()) {  // the canonical per-element GEMM/conv: fewer repetitions
             ro.warmup = 1;
             ro.repeat = 5;
           }
@@ -191,12 +213,19 @@ TEST(GpuBench, SharedModelsPerStrategyAtBatch1And64) {
           row.us = r.median_us;
           row.launches = r.launches;
           if (ro.verify) row.rel_err = r.max_rel_error;
-          if (base.empty()) {
-            base = r.outputs;
+          if (v.lib.any()) row.note = std::to_string(r.library_calls) + " library calls";
+          if (v.lib.fused_epilogue) {  // other rounding: the largest relative difference to unfused +lib
+            double worst = 0;
+            for (auto& [name, t] : r.outputs)
+              if (base.count(lib.str())) worst = std::max(worst, max_relative_error(t, base.at(lib.str()).at(name)));
+            row.note += "; max rel diff to unfused " + lib.str() + ": " + f1(worst * 1e6, 3) + "e-6";
+          } else if (!base.count(row.mode)) {
+            base[row.mode] = r.outputs;
           } else {
             for (auto& [name, t] : r.outputs)
-              if (t.data != base.at(name).data) row.identical = false;
-            EXPECT_TRUE(row.identical) << label << " " << s << ": outputs differ from the unfused plan";
+              if (t.data != base[row.mode].at(name).data) row.identical = false;
+            EXPECT_TRUE(row.identical) << label << " " << s << " " << row.mode
+                                       << ": outputs differ from the unfused plan";
           }
           for (std::size_t i = 0; i < plan.groups.size() && i < r.group_median_us.size(); ++i) {
             const GroupCost& c = plan.costs[i];
@@ -215,24 +244,32 @@ TEST(GpuBench, SharedModelsPerStrategyAtBatch1And64) {
           row.note = w.substr(0, 160);
         }
         rows.push_back(row);
-        std::printf("%s %s: %s\n", label.c_str(), s.c_str(), row.us >= 0 ? f1(row.us, 1).c_str() : row.note.c_str());
+        std::printf("%s %s %s: %s\n", label.c_str(), s.c_str(), row.mode.c_str(),
+                    row.us >= 0 ? f1(row.us, 1).c_str() : row.note.c_str());
         std::fflush(stdout);
       }
-      double best = -1, unfused = -1, cost = -1;
+      // "fastest" and cost-fastest compare the emitted strategies; library rows compare with unfused +lib.
+      double best = -1, unfused = -1, cost = -1, unfused_lib = -1;
       for (const auto& r : rows)
         if (r.us >= 0) {
+          if (r.mode == lib.str() && r.strategy == "unfused") unfused_lib = r.us;
+          if (r.mode != "emitted") continue;
           if (best < 0 || r.us < best) best = r.us;
           if (r.strategy == "unfused") unfused = r.us;
           if (r.strategy == "cost") cost = r.us;
         }
       std::ostringstream os;
-      os << "### " << label << "\n\n| strategy | kernels | launches | median us | vs unfused | identical to unfused | "
-            "max rel err vs CPU | note |\n|---|---|---|---|---|---|---|---|\n";
+      os << "### " << label << "\n\n| strategy | kernels | mode | launches (+ library calls) | median us | vs unfused (same mode) | "
+            "identical to unfused (same mode) | max rel err vs CPU | note |\n|---|---|---|---|---|---|---|---|---|\n";
       for (const auto& r : rows) {
-        os << "| " << r.strategy << (r.us >= 0 && r.us == best ? " **(fastest)**" : "") << " | " << r.kernels << " | "
-           << r.launches << " | " << (r.us >= 0 ? f1(r.us, 1) : "-") << " | "
-           << (r.us > 0 && unfused > 0 ? f1(unfused / r.us, 2) + "x" : "-") << " | "
-           << (r.us < 0 ? "-" : r.identical ? "yes" : "**no**") << " | "
+        const double ref = r.mode == "emitted" ? unfused : unfused_lib;
+        os << "| " << r.strategy << (r.us >= 0 && r.us == best && r.mode == "emitted" ? " **(fastest)**" : "") << " | "
+           << r.kernels << " | " << r.mode << " | " << r.launches << " | " << (r.us >= 0 ? f1(r.us, 1) : "-") << " | "
+           << (r.us > 0 && ref > 0 ? f1(ref / r.us, 2) + "x" : "-") << " | "
+           << (r.us < 0 ? "-" : r.mode.find("fused-epilogue") != std::string::npos ? "n/a (tolerance)"
+                              : r.identical                                      ? "yes"
+                                                                                  : "**no**")
+           << " | "
            << (r.rel_err >= 0 ? f1(r.rel_err * 1e6, 3) + "e-6" : "-") << " | " << r.note << " |\n";
       }
       doc.sections.push_back(os.str());

@@ -6,15 +6,20 @@
 # Steps, each under its own time limit (total about 8 minutes on 16 cores):
 #   1. device facts (nvidia-smi)
 #   2. Release build of only test_cuda and test_gpu (the CLI test skips without the fuseplan binary)
-#   3. every CUDA test (NVRTC compilation of every group of every plan of the
-#      shared cases and examples; on the GPU: fused vs unfused bit-identity,
-#      max relative error vs the CPU reference, example timings)
+#   3. every CUDA test (NVRTC compilation of every group of every strategy's
+#      plan of the shared cases, examples and small shared models; on the GPU:
+#      fused vs unfused bit-identity, max relative error vs the CPU
+#      reference, example timings, and library mode (emit/cuda/lowering.h):
+#      cuBLASLt GEMM with a prologue and an epilogue kernel, cuBLASLt fused
+#      epilogues, cuDNN conv + epilogue kernel, each fused vs unfused)
 #   4. test_gpu: a 1 GiB device-to-device copy (bandwidth ceiling), then every
 #      shared model at batch 1 and 64, every strategy's plan timed (CUDA
 #      events, median of 20), outputs compared with the unfused plan, fused
 #      memory-bound kernels against the copy bandwidth (target >= 85%) and
-#      whether `cost` is fastest; written after every model, so a timeout
-#      keeps what was measured
+#      whether `cost` is fastest; then unfused and cost in library mode
+#      (cuBLASLt + cuDNN + epilogue kernels, bit-identical to each other) and
+#      cost with cuBLASLt's fused epilogues; written after every model, so a
+#      timeout keeps what was measured
 # Results: results/gpu-<device>.md (device = the device config the GPU maps
 # to, e.g. gpu-h200.md), logs and the test timings in results/gpu/.
 # Knobs (environment): BUILD (build folder, default build-gpu), JOBS,
@@ -28,6 +33,8 @@ TOTAL_S=${TOTAL_S:-470}
 LOGS=$ROOT/results/gpu
 mkdir -p "$LOGS"
 export FUSEPLAN_CACHE_DIR=${FUSEPLAN_CACHE_DIR:-$BUILD/nvrtc-cache}
+# libcublasLt / libcudnn are loaded with dlopen (library mode): the toolkit's libraries on the loader path.
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 START=$SECONDS
 left() { echo $((TOTAL_S - (SECONDS - START))); }
 
@@ -68,11 +75,21 @@ step configure 90 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFUSE
 step build $(( $(left) < 260 ? $(left) : 260 )) cmake --build "$BUILD" -j "$JOBS" --target test_cuda test_gpu || {
   echo "build failed"; grep -m5 -E "error|Error" "$LOGS/build.log"; exit 1; }
 
-# 3. CUDA tests (GPU tests included; the example timings go to results/gpu/timings.md)
-FUSEPLAN_GPU_RESULTS="$LOGS/timings.md" step test_cuda $(( $(left) < 120 ? $(left) : 120 )) \
-  "$BUILD/tests/test_cuda" --gtest_brief=1 --gtest_output=xml:"$LOGS/test_cuda.xml"
+# 3. CUDA tests. 3a: the ones that touch the GPU (runner, library mode,
+# cuDNN descriptors), first, so they always run; the example timings go to
+# results/gpu/timings.md. 3b: the rest (NVRTC compilation of every group of
+# every strategy's plan; also run on the development machines) under what is
+# left of its limit.
+GPU_TESTS='GpuRun.*:LibraryMode.*:CudnnDescriptors.*:Cublaslt.*'
+FUSEPLAN_GPU_RESULTS="$LOGS/timings.md" step test_cuda_gpu $(( $(left) < 120 ? $(left) : 120 )) \
+  "$BUILD/tests/test_cuda" --gtest_filter="$GPU_TESTS" --gtest_brief=1 --gtest_output=xml:"$LOGS/test_cuda_gpu.xml"
 TEST_RC=$?
-tail -3 "$LOGS/test_cuda.log" | sed 's/^/   /'
+tail -3 "$LOGS/test_cuda_gpu.log" | sed 's/^/   /'
+grep -E "^(library GEMM|cuDNN conv|emitted .* cuBLASLt)" "$LOGS/test_cuda_gpu.log" | sed 's/^/   /'
+step test_cuda_rest $(( $(left) < 150 ? $(left) / 3 : 90 )) \
+  "$BUILD/tests/test_cuda" --gtest_filter="-$GPU_TESTS" --gtest_brief=1 --gtest_output=xml:"$LOGS/test_cuda_rest.xml"
+REST_RC=$?
+tail -3 "$LOGS/test_cuda_rest.log" | sed 's/^/   /'
 
 # 4. shared models per strategy at batch 1 and 64, copy bandwidth ceiling
 BENCH_LIMIT=$(( $(left) - 5 ))
@@ -80,6 +97,6 @@ FUSEPLAN_GPU_RESULTS="$RESULTS" FUSEPLAN_GPU_BUDGET_S=$(( BENCH_LIMIT > 90 ? BEN
   step test_gpu "$BENCH_LIMIT" "$BUILD/tests/test_gpu" --gtest_brief=1
 BENCH_RC=$?
 
-echo "== done in $((SECONDS - START))s: test_cuda rc=$TEST_RC, test_gpu rc=$BENCH_RC"
+echo "== done in $((SECONDS - START))s: test_cuda (GPU) rc=$TEST_RC, test_cuda (rest) rc=$REST_RC, test_gpu rc=$BENCH_RC"
 [ -f "$RESULTS" ] && sed -n '/^## Bandwidth ceiling/,/^## Fused/p' "$RESULTS" | head -12
 ls -1 "$RESULTS" "$LOGS" 2>/dev/null
