@@ -3,9 +3,12 @@
 // loads it with dlopen.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "graph/graph.h"
 
 namespace fuseplan::cpu {
 
@@ -41,9 +44,27 @@ std::string kernel_cache_dir();
 /// -march=native -ffp-contract=off -fno-fast-math -fopenmp -shared -fPIC ...
 std::vector<std::string> compiler_command(const std::string& src, const std::string& out);
 
+/// Polled while something long runs (a compile, a measured plan); true = stop.
+using CancelCheck = std::function<bool()>;
+
+/// Thrown when a CancelCheck turned true: the compile or run was abandoned
+/// (the compiler's process group killed, nothing half-written left behind).
+class Cancelled : public Error {
+ public:
+  Cancelled() : Error("interrupted") {}
+};
+
 /// Compiles `source` unless <cache>/<hash>.so exists, then loads it. A
+/// generated unit (emit/cpu/cpp_printer.h) is compiled in parts of
+/// consecutive group kernels (about 24 KB of kernel text each), two
+/// compilers at a time, each part cached as <cache>/<hash>.o by its own
+/// text, then linked: a plan that differs from a compiled one after group k
+/// recompiles only the parts from k's on. Other sources compile whole. A
 /// compiler failure throws Error: "compiling generated kernels failed
-/// (exit N): <first error line> (log: PATH)".
-std::unique_ptr<KernelLibrary> compile_and_load(const std::string& source);
+/// (exit N): <first error line> (log: PATH)". The compiler runs in its own
+/// process group; `cancelled` is polled every 20 ms while it runs, and when it
+/// turns true the group is killed and Cancelled is thrown (a compiler killed
+/// by a signal while `cancelled` is true also throws Cancelled).
+std::unique_ptr<KernelLibrary> compile_and_load(const std::string& source, const CancelCheck& cancelled = {});
 
 }  // namespace fuseplan::cpu
