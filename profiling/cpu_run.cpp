@@ -67,7 +67,7 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
   set_passive_wait_policy();
   RunResult res;
   std::string src = cpu::plan_source(g, plan);  // checks the plan against the model
-  auto lib = cpu::compile_and_load(src);
+  auto lib = cpu::compile_and_load(src, opts.cancelled);
   res.compile_ms = lib->compile_ms();
   res.cache_hit = lib->cache_hit();
   res.so_path = lib->so_path();
@@ -100,13 +100,20 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
     reinterpret_cast<void (*)(int)>(lib->kernel("fp_set_num_threads"))(opts.threads);
   std::vector<cpu::KernelLibrary::KernelFn> fns;
   for (std::size_t i = 0; i < plan.groups.size(); ++i) fns.push_back(lib->kernel("fp_group_" + std::to_string(i)));
+  auto check = [&] {
+    if (opts.cancelled && opts.cancelled()) throw cpu::Cancelled();
+  };
   for (int w = 0; w < std::max(opts.warmup, 1); ++w)
-    for (auto f : fns) f(ptrs.data());
+    for (auto f : fns) {
+      check();
+      f(ptrs.data());
+    }
   int reps = std::max(opts.repeat, 1);
   std::vector<std::vector<double>> times(fns.size());
   for (int r = 0; r < reps; ++r) {
     if (opts.before_repetition) opts.before_repetition(r);
     for (std::size_t i = 0; i < fns.size(); ++i) {
+      check();
       if (opts.around_group) opts.around_group(i, false);
       auto t0 = std::chrono::steady_clock::now();
       fns[i](ptrs.data());

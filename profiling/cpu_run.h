@@ -26,6 +26,10 @@ struct RunOptions {
   // it stops; e.g. hardware counters).
   std::function<void(int repetition)> before_repetition;
   std::function<void(std::size_t group, bool after)> around_group;
+  // Polled while the kernels compile (every 20 ms) and between group calls
+  // (outside the timed window); true = abandon the run: cpu::Cancelled is
+  // thrown (emit/cpu/compiler.h). Empty = never.
+  std::function<bool()> cancelled;
 };
 
 struct GroupTiming {

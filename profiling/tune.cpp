@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "emit/cpu/compiler.h"
 #include "emit/files.h"
 #include "graph/import.h"
 #include "profiling/tune_measure.h"
@@ -29,7 +30,8 @@ BatchReport batch_report(const BatchTune& b, const std::string& strategy) {
 
 namespace {
 
-// Thrown between phases when the caller asked to stop; the batch in flight is dropped.
+// Thrown between phases when the caller asked to stop; the batch in flight is
+// dropped. Within a phase a compile or measurement throws cpu::Cancelled.
 struct Stopped {};
 
 class Tuner {
@@ -197,6 +199,10 @@ TuneResult tune(const TuneModel& model_in, const DeviceSpec& device, const TuneO
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error("cannot create '" + dir + "': " + ec.message());
 
+  // A stop request also abandons a compile or measurement in flight (the
+  // compiler is killed; the run checks between kernel calls), not only the
+  // next phase boundary.
+  if (stop) opts.run.cancelled = stop;
   TuneResult result;
   Tuner tuner(model, device, opts, progress, stop);
   const int count = static_cast<int>(opts.batches.size());
@@ -207,6 +213,9 @@ TuneResult tune(const TuneModel& model_in, const DeviceSpec& device, const TuneO
     try {
       b = tuner.run_batch(opts.batches[i], i, count);
     } catch (const Stopped&) {
+      result.interrupted = true;
+      break;
+    } catch (const cpu::Cancelled&) {
       result.interrupted = true;
       break;
     }

@@ -52,7 +52,9 @@ struct TuneEvent {
   std::string detail;    // one line, e.g. "measured 812.4 us (predicted 640.1 us)"
 };
 using TuneProgress = std::function<void(const TuneEvent&)>;
-/// Polled between phases; true = stop after writing what is complete.
+/// Polled between phases, every 20 ms while the kernels compile and between
+/// kernel calls of a measurement; true = drop the batch size in flight (its
+/// compiler is killed) and return what is complete.
 using TuneStop = std::function<bool()>;
 
 /// One peer strategy's plan at a batch size.
