@@ -134,11 +134,30 @@ std::string diff_markdown(const std::string& model, const std::string& device, c
   os << flips.size() << (flips.size() == 1 ? " decision flips" : " decisions flip")
      << ". For each: the action at every batch size, the predicted saving of merging (delta_us; negative = merging "
         "loses) and the cost terms of the groups holding the producer and the consumer.\n";
+  int by_batch = 0, by_recal = 0, classified = 0;
   for (const auto& f : flips) {
+    if (f.cause.empty()) continue;
+    ++classified;
+    by_batch += f.cause.find("batch size") != std::string::npos;
+    by_recal += f.cause.find("recalibration") != std::string::npos;
+  }
+  if (classified)
+    os << "\nCause: " << by_batch << " of " << flips.size() << " flip with the batch size (the plans searched at "
+       << "each size on one device, the final calibration, flip too), " << by_recal << " with recalibration only "
+       << "(the graph is identical at both sizes, or on one device the sizes agree); a flip can have both causes "
+          "between different pairs of sizes. Batch-size flips are listed first.\n";
+  std::vector<const DecisionFlip*> order;
+  for (const auto& f : flips)
+    if (f.cause.empty() || f.cause.find("batch size") != std::string::npos) order.push_back(&f);
+  for (const auto& f : flips)
+    if (!f.cause.empty() && f.cause.find("batch size") == std::string::npos) order.push_back(&f);
+  for (const DecisionFlip* fp : order) {
+    const DecisionFlip& f = *fp;
     os << "\n## " << f.producer << " → " << f.consumer << "\n\n";
     for (std::size_t i = 0; i < f.at.size(); ++i)
       os << (i ? ", " : "") << to_string(f.at[i].action) << " at " << f.at[i].batch;
     os << "\n\n";
+    if (!f.cause.empty()) os << "Cause: " << f.cause << ".\n\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& a : f.at)
       rows.push_back({std::to_string(a.batch), std::string(to_string(a.action)),

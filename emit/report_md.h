@@ -55,6 +55,10 @@ struct DecisionAt {
 struct DecisionFlip {
   std::string producer, consumer;
   std::vector<DecisionAt> at;  // one per batch size, ascending
+  // Why it flips, one clause per pair of batch sizes whose action differs,
+  // each starting "batch size" or "recalibration" (profiling/tune_diff.h);
+  // empty = not classified.
+  std::string cause = {};
 };
 
 /// Every decision (matched by producer/consumer name) whose action differs

@@ -7,6 +7,7 @@
 #include "emit/plan_json.h"
 #include "emit/report_md.h"
 #include "emit/trace.h"
+#include "profiling/tune_diff.h"
 #include "profiling/tune_dispatch.h"
 #include "profiling/tune_measure.h"
 
@@ -63,7 +64,21 @@ std::vector<std::string> write_run_reports(const std::string& dir, const TuneMod
     out.push_back(join(dir, name));
   };
   write("summary.md", summary_markdown(model.path, last.name, reports));
-  write("diff.md", diff_markdown(model.path, last.name, batches, decision_flips(plans)));
+  // Which flips the batch size causes: every size searched again on one
+  // device (the final one); a batch size tuned on predictions alone on that
+  // same device already has its plan.
+  const std::string last_json = device_to_json(last);
+  std::vector<Plan> same(done.size());
+  std::vector<PlanAt> same_at;
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    const BatchTune& b = done[i];
+    same[i] = !b.measured && device_to_json(b.device) == last_json ? b.plan
+                                                                    : search(*b.graph, last, opts.strategy, opts.search);
+  }
+  for (std::size_t i = 0; i < done.size(); ++i) same_at.push_back({done[i].batch, done[i].graph.get(), &same[i]});
+  std::vector<DecisionFlip> flips = decision_flips(plans);
+  label_flip_causes(flips, plans, same_at, last.name + (last.calibrated ? " (calibrated)" : ""));
+  write("diff.md", diff_markdown(model.path, last.name, batches, flips));
   Dispatch d = build_dispatch(tuned, predict_by_import(model.path, model.dims, last));
   d.model_path = model.path;
   d.model_sha256 = model.sha256;

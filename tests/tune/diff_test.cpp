@@ -18,7 +18,9 @@
 #include "emit/report_md.h"
 #include "graph/import.h"
 #include "profiling/tune.h"
+#include "profiling/tune_diff.h"
 #include "profiling/tune_dispatch.h"
+#include "search/strategy.h"
 #include "tune_util.h"
 
 namespace fuseplan {
@@ -34,9 +36,9 @@ flip (float[N, 4096] x, float[4096] s) => (float[N, 4096] y) {
 // A CPU device with fixed figures: 2 cores, 84 GFLOP/s FP32, L1/L2/L3/DRAM
 // triad bandwidths 220/94/7.4/4.0 GB/s, 36 µs dispatch (host-cpu, measured by
 // fuseplan probe on 2026-11-29).
-DeviceSpec pinned_cpu(const std::string& dir) {
+DeviceSpec pinned_cpu(const std::string& dir, double launch_us = 36.0, const std::string& name = "pinned-cpu") {
   auto j = nlohmann::json::parse(device_to_json(load_device("host-cpu")));
-  j["name"] = "pinned-cpu";
+  j["name"] = name;
   j["dram_bw_GBps"] = 4.0;
   j["l2_bytes"] = 16777216.0;
   j["caches"] = nlohmann::json::array({{{"name", "L1"}, {"bytes", 49152.0}, {"bw_GBps", 220.0}},
@@ -45,11 +47,31 @@ DeviceSpec pinned_cpu(const std::string& dir) {
                                        {{"name", "DRAM"}, {"bytes", 0.0}, {"bw_GBps", 4.0}}});
   j["sm_count"] = 2;
   j["fp32_TFLOPs"] = 0.084;
-  j["launch_us"] = 36.0;
+  j["launch_us"] = launch_us;
   j["e_mem"] = 1.0;
   j["e_cmp"] = 0.7;
-  write_file_atomic(dir + "/pinned-cpu.json", j.dump(2));
-  return load_device(dir + "/pinned-cpu.json");
+  write_file_atomic(dir + "/" + name + ".json", j.dump(2));
+  return load_device(dir + "/" + name + ".json");
+}
+
+// The same device with a 10 ms dispatch: saving a launch outweighs 64
+// recomputations of the chain, so t2 -> y is fused at every batch size. It
+// stands in for a device recalibrated between two batch sizes.
+DeviceSpec launch_heavy_cpu(const std::string& dir) { return pinned_cpu(dir, 10000.0, "launch-heavy-cpu"); }
+
+// The broadcast chain with the batch dim fixed in the file (as in mnist,
+// squeezenet, vgg19...): every --batch imports the same graph.
+const char* kFixedBatchChain = R"(<ir_version: 8, opset_import: ["" : 17]>
+flip (float[64, 4096] x, float[4096] s) => (float[64, 4096] y) {
+  t1 = Tanh(s)
+  t2 = Erf(t1)
+  y = Add(x, t2)
+})";
+
+Graph import_at(const std::string& path, int64_t batch) {
+  ImportOptions io;
+  io.batch = batch;
+  return import_model(path, io);
 }
 
 TEST(TuneDiff, BroadcastProducerIsFusedAtBatch1AndKeptAtBatch64) {
@@ -83,6 +105,59 @@ TEST(TuneDiff, BroadcastProducerIsFusedAtBatch1AndKeptAtBatch64) {
   EXPECT_NE(md.find("## t2 → y"), std::string::npos) << md;
   EXPECT_EQ(md.find("## t1 → t2"), std::string::npos) << md;
   EXPECT_NE(md.find("unprofitable"), std::string::npos);
+  // Not measured: one device throughout, so the batch size is the cause.
+  EXPECT_NE(md.find("Cause: batch size (1→64: searched on one device, pinned-cpu, it flips too: fused → kept)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Cause: 1 of 1 flip with the batch size"), std::string::npos) << md;
+  EXPECT_EQ(md.find("recalibration ("), std::string::npos) << md;
+}
+
+// A fixed-batch model recalibrated between two batch sizes: the kept plans
+// flip (fused on the launch-heavy device at "batch 1", kept on the pinned one
+// at "batch 8") although the graph is the same; the flip is recalibration's.
+TEST(TuneDiff, FlipBetweenIdenticalGraphsIsLabelledRecalibration) {
+  const std::string dir = test::fresh_dir("diff-fixed");
+  const std::string model = test::write_model(dir, "fixed.onnxtxt", kFixedBatchChain);
+  const DeviceSpec pinned = pinned_cpu(dir), heavy = launch_heavy_cpu(dir);
+  const Graph g1 = import_at(model, 1), g8 = import_at(model, 8);
+  ASSERT_TRUE(same_graph_shapes(g1, g8));
+  const Plan k1 = search(g1, heavy, "cost"), k8 = search(g8, pinned, "cost");
+  const std::vector<PlanAt> kept = {{1, &g1, &k1}, {8, &g8, &k8}};
+  auto flips = decision_flips(kept);
+  ASSERT_EQ(flips.size(), 1u);
+  ASSERT_EQ(flips[0].producer, "t2");
+  EXPECT_EQ(flips[0].at[0].action, Action::fused);
+  EXPECT_EQ(flips[0].at[1].action, Action::kept);
+  const Plan s1 = search(g1, pinned, "cost"), s8 = search(g8, pinned, "cost");
+  label_flip_causes(flips, kept, {{1, &g1, &s1}, {8, &g8, &s8}}, "pinned-cpu");
+  EXPECT_EQ(flips[0].cause,
+            "recalibration (1→8: the graph is identical at both sizes; only the calibrated device changed)");
+  const std::string md = diff_markdown(model, "pinned-cpu", {1, 8}, flips);
+  EXPECT_NE(md.find("Cause: 0 of 1 flip with the batch size"), std::string::npos) << md;
+  EXPECT_NE(md.find("1 with recalibration only"), std::string::npos) << md;
+}
+
+// Different graphs, but searched on one device both sizes agree: the kept
+// plans' flip (t2 -> y fused at N=1, kept at N=64 on the pinned device) is
+// recalibration's when the final device (launch-heavy) fuses it at both.
+// And on the pinned device at both sizes it is the batch size's.
+TEST(TuneDiff, FlipIsLabelledByTheSameDeviceSearch) {
+  const std::string dir = test::fresh_dir("diff-same-device");
+  const std::string model = test::write_model(dir, "flip.onnxtxt", kBroadcastChain);
+  const DeviceSpec pinned = pinned_cpu(dir), heavy = launch_heavy_cpu(dir);
+  const Graph g1 = import_at(model, 1), g64 = import_at(model, 64);
+  ASSERT_FALSE(same_graph_shapes(g1, g64));
+  const Plan k1 = search(g1, pinned, "cost"), k64 = search(g64, pinned, "cost");
+  const std::vector<PlanAt> kept = {{1, &g1, &k1}, {64, &g64, &k64}};
+  auto flips = decision_flips(kept);
+  ASSERT_EQ(flips.size(), 1u);
+  const Plan h1 = search(g1, heavy, "cost"), h64 = search(g64, heavy, "cost");
+  label_flip_causes(flips, kept, {{1, &g1, &h1}, {64, &g64, &h64}}, "launch-heavy-cpu");
+  EXPECT_EQ(flips[0].cause,
+            "recalibration (1→64: searched on one device, launch-heavy-cpu, both sizes agree: fused)");
+  label_flip_causes(flips, kept, kept, "pinned-cpu");
+  EXPECT_EQ(flips[0].cause, "batch size (1→64: searched on one device, pinned-cpu, it flips too: fused → kept)");
 }
 
 TEST(TuneDiff, DispatchBoundaryIsThePredictedCrossoverOfTheTwoPlans) {
