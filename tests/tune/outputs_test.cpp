@@ -98,6 +98,37 @@ TEST(TuneOutputs, OpaquePrimitivesFallBackToPredictions) {
   EXPECT_TRUE(fs::exists(dir + "/out/plan-b1.json"));
 }
 
+// A model whose batch dim is fixed in the file imports the same graph at
+// every --batch: the plan measured at batch 1 is not compiled and run again
+// at batch 8 (the same program), and its kernels are not added to the
+// calibration samples twice.
+TEST(TuneOutputs, FixedBatchModelReusesTheMeasurementOfTheSameGraph) {
+  const std::string dir = test::fresh_dir("fixed-batch");
+  const std::string model = test::write_model(dir, "fixed.onnxtxt", R"(<ir_version: 8, opset_import: ["" : 17]>
+fixed (float[4, 64] x, float[4, 64] y) => (float[4, 64] a, float[4, 64] b) {
+  t = Exp(x)
+  u = Add(t, y)
+  a = Relu(u)
+  b = Mul(t, y)
+})");
+  TuneOptions o = measured_options({1, 8});
+  o.peers = false;
+  o.render_svg = false;
+  TuneResult r = tune({model, {}, ""}, cpu(), o, dir + "/out");
+  ASSERT_EQ(r.batches.size(), 2u);
+  const BatchTune &b1 = r.batches[0], &b8 = r.batches[1];
+  ASSERT_TRUE(b1.measured);
+  ASSERT_TRUE(b8.measured);
+  EXPECT_EQ(b1.note.find("measurement reused"), std::string::npos) << b1.note;
+  EXPECT_NE(b8.note.find("measurement reused"), std::string::npos) << b8.note;
+  EXPECT_EQ(b8.rounds, 1);
+  EXPECT_TRUE(b8.converged);
+  // The very same run: identical per-kernel samples.
+  ASSERT_EQ(b8.run.groups.size(), b1.run.groups.size());
+  for (std::size_t i = 0; i < b1.run.groups.size(); ++i)
+    EXPECT_EQ(b8.run.groups[i].samples_us, b1.run.groups[i].samples_us) << i;
+}
+
 TEST(TuneOutputs, InterruptKeepsFinishedBatchSizesComplete) {
   const std::string dir = test::fresh_dir("interrupt");
   const std::string model = test::write_model(dir, "tiny.onnxtxt", test::kTinyModel);
