@@ -25,6 +25,7 @@ struct AccuracyArgs {
   int rounds = 3;
   std::vector<std::string> hold;
   std::vector<std::string> notes;
+  std::string statistic = "median";
   ProfileOptions opts;
 };
 
@@ -39,6 +40,7 @@ void run_accuracy(const AccuracyArgs& a) {
   in.records = dedupe_records(in.records);
   in.holdout = a.holdout;
   in.calibration.hold = a.hold;
+  in.statistic = time_statistic_from_string(a.statistic);
   in.notes = a.notes;
   if (in.holdout.empty()) {  // every third model, sorted
     std::set<std::string> models;
@@ -94,6 +96,8 @@ void add_accuracy(CLI::App& app) {
   cmd->add_option("--rounds", a->rounds, "closed loop: alternate measurements of the two plans this many times")->capture_default_str();
   cmd->add_option("--repeat", a->opts.repeat, "closed loop: timed repetitions per measurement")->capture_default_str();
   cmd->add_option("--hold", a->hold, "keep these parameters at their prior (as fuseplan calibrate --hold)")->delimiter(',');
+  cmd->add_option("--statistic", a->statistic, "measured time to fit and score: median or min of the repetitions")
+      ->capture_default_str();
   cmd->add_option("--note", a->notes, "a line for the report's header (repeatable), e.g. the measurement conditions");
   cmd->callback([a] { run_accuracy(*a); });
 }

@@ -18,6 +18,7 @@ struct CalibrateArgs {
   std::string out;
   int min_support = 3;
   std::vector<std::string> hold;
+  std::string statistic = "median";
 };
 
 void run_calibrate(const CalibrateArgs& a) {
@@ -28,8 +29,9 @@ void run_calibrate(const CalibrateArgs& a) {
     all.insert(all.end(), rs.begin(), rs.end());
   }
   all = dedupe_records(all);
+  const TimeStatistic stat = time_statistic_from_string(a.statistic);
   std::vector<CalibrationSample> samples;
-  for (const auto& r : all) samples.push_back(to_sample(r));
+  for (const auto& r : all) samples.push_back(to_sample(r, stat));
   CalibrationOptions o;
   o.min_support = a.min_support;
   o.hold = a.hold;
@@ -39,7 +41,7 @@ void run_calibrate(const CalibrateArgs& a) {
     rows.push_back({p.name, fmt(p.prior, 4), fmt(p.value, 4), p.held ? "held" : "± " + fmt(p.std_error, 4),
                     std::to_string(p.support), p.note});
   std::cout << format_table({"parameter", "prior", "fitted", "std. error", "support", "note"}, rows);
-  Score before = score(all, prior), after = score(all, res.device);
+  Score before = score(all, prior, stat), after = score(all, res.device, stat);
   std::cout << res.measurements << " groups (" << res.memory_bound << " memory-bound, " << res.compute_bound
             << " compute-bound), " << res.iterations << " round(s)" << (res.converged ? "" : " (regimes did not settle; best round kept)")
             << "; in-sample MAPE " << fmt(before.mape_pct, 1)
@@ -59,6 +61,8 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--min-support", a->min_support, "measurements a parameter needs to be fitted (else held at its prior)")
       ->capture_default_str();
   cmd->add_option("--hold", a->hold, "keep these parameters at their prior (e.g. caches[L1].bw_GBps)")->delimiter(',');
+  cmd->add_option("--statistic", a->statistic, "measured time to fit: median or min of the repetitions")
+      ->capture_default_str();
   cmd->callback([a] { run_calibrate(*a); });
 }
 

@@ -58,11 +58,11 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 }
 
 // ---- the linear parameterisation ----
-// Columns: launch | one per memory level | spill (CPU) | contraction | other.
+// Columns: launch | one per memory level | spill, gemm_call (CPU) | contraction | other.
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, spill = -1, contraction = -1, other = -1;
+  int launch = 0, spill = -1, calls = -1, contraction = -1, other = -1;
   int first_level = 1, levels = 0;
 
   explicit Layout(const DeviceSpec& d) {
@@ -88,6 +88,10 @@ struct Layout {
       }
       spill = static_cast<int>(names.size());
       names.push_back("spill_penalty");
+      level_of_col.push_back(-2);
+      // CPU backend: per library GEMM call (GPU libraries batch in one launch).
+      calls = static_cast<int>(names.size());
+      names.push_back("gemm_call_us");
       level_of_col.push_back(-2);
     }
     contraction = static_cast<int>(names.size());
@@ -115,6 +119,7 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
     int l1 = l1_index(d);
     x[L.spill] = d.spill_penalty * safe_div(kUsPerByteAtGBps, level_bw(l1, d) * d.e_mem);
   }
+  if (L.calls >= 0) x[L.calls] = d.gemm_call_us;
   x[L.contraction] = safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
   x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
   return x;
@@ -137,6 +142,7 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   }
   cmp[L.contraction] = f.flops_contraction;
   cmp[L.other] = f.flops_other;
+  if (L.calls >= 0) mem[L.calls] = cmp[L.calls] = f.gemm_calls;  // additive, like launch
 }
 
 // Lawson–Hanson non-negative least squares: min |A x - b|, x >= 0.
@@ -213,6 +219,7 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.flops_contraction = fl.contraction;
   f.flops_other = fl.other;
   f.occupancy = c.occupancy;
+  f.gemm_calls = fl.gemm_calls;
   return f;
 }
 
@@ -221,9 +228,10 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
   Eigen::RowVectorXd mem, cmp;
   rows_of(f, d, L, mem, cmp);
   Eigen::VectorXd x = params_of(d, L);
-  double t_launch = x[L.launch];
-  double t_mem = mem.dot(x) - t_launch, t_cmp = cmp.dot(x) - t_launch;
-  return std::max(t_mem, t_cmp) + t_launch;
+  // Launch and GEMM calls are outside the roofline max (both rows hold them).
+  double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us);
+  double t_mem = mem.dot(x) - t_fixed, t_cmp = cmp.dot(x) - t_fixed;
+  return std::max(t_mem, t_cmp) + t_fixed;
 }
 
 std::string memory_level(double bytes, const DeviceSpec& d) {
@@ -357,7 +365,9 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   for (int k = 0; k < pf; ++k)
     if (!(x[cols[k]] > 0))
       throw DegenerateParameter("degenerate fit: " + L.names[cols[k]] + " was estimated at its bound 0 (" +
-                                    (cols[k] == L.launch ? std::string("no dispatch overhead") : "infinite throughput") +
+                                    (cols[k] == L.launch  ? std::string("no dispatch overhead")
+                                     : cols[k] == L.calls ? std::string("no per-call overhead")
+                                                          : std::string("infinite throughput")) +
                                     "); the measurements do not identify it: keep its prior with --hold " +
                                     L.names[cols[k]],
                                 L.names[cols[k]]);
@@ -439,6 +449,13 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     auto fp = add(L.spill, prior.spill_penalty, pen, rel_pen);
     d.spill_penalty = fp.value;
     note_source("spill_penalty", fp);
+  }
+  if (L.calls >= 0) {
+    auto fp = add(L.calls, prior.gemm_call_us, x[L.calls], 0);
+    fp.std_error = fp.held ? 0 : se_x[L.calls];
+    res.parameters.back().std_error = fp.std_error;
+    d.gemm_call_us = fp.value;
+    note_source("gemm_call_us", fp);
   }
   {
     double ec = safe_div(kUsPerFlopAtTFLOPs, x[L.contraction] * peak_contraction(prior));

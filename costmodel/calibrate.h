@@ -22,6 +22,7 @@ struct CostFeatures {
   double flops_contraction = 0;  // FLOP-equivalents at the contraction peak
   double flops_other = 0;        // FLOP-equivalents at the FP32 peak
   double occupancy = 1;          // GPU: resident fraction (1 on CPU)
+  double gemm_calls = 0;         // library GEMM calls (GroupCost::gemm_calls)
 };
 
 /// The features of `grp` as cost(g, grp, d) sees them (spill and occupancy

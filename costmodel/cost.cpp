@@ -228,9 +228,13 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   double t_other = safe_div(f.other * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
   c.t_compute_us = t_contraction + t_other;
   c.launch_us = d.launch_us;
+  // Per-call overhead of the library GEMMs inside the kernel (serial set-up
+  // outside the roofline, like launch; d.gemm_call_us = 0 leaves it out).
+  c.gemm_calls = f.gemm_calls;
+  c.t_calls_us = f.gemm_calls * d.gemm_call_us;
   double body = std::max(c.t_mem_us, c.t_compute_us);
-  c.predicted_us = body + c.launch_us;
-  c.bound = c.launch_us > body ? "launch" : (c.t_mem_us >= c.t_compute_us ? "memory" : "compute");
+  c.predicted_us = body + c.launch_us + c.t_calls_us;
+  c.bound = c.launch_us + c.t_calls_us > body ? "launch" : (c.t_mem_us >= c.t_compute_us ? "memory" : "compute");
 
   if (!with_breakdown) return c;
   std::string& b = c.breakdown;
@@ -266,6 +270,8 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
        " TFLOP/s × e_contraction " + num(d.e_contraction, 2) + ") + other " + num(f.other) + " / (" +
        num(d.fp32_TFLOPs, 1) + " TFLOP/s × e_cmp " + num(d.e_cmp, 2) + "))\n";
   b += "launch = " + num(c.launch_us, 3) + " us\n";
+  if (c.gemm_calls > 0)
+    b += "gemm_calls = " + num(c.gemm_calls) + " × " + num(d.gemm_call_us, 3) + " us = " + num(c.t_calls_us, 3) + " us\n";
   b += "predicted = " + num(c.predicted_us, 3) + " us (" + c.bound + "-bound)";
   return c;
 }

@@ -22,7 +22,9 @@ struct GroupCost {
   double t_mem_us = 0;          // µs
   double t_compute_us = 0;      // µs
   double launch_us = 0;         // µs
-  double predicted_us = 0;      // max(t_mem, t_compute) + launch, µs
+  double gemm_calls = 0;        // library GEMM calls the group's kernel makes (batched MatMul: its batch; Conv: N·group)
+  double t_calls_us = 0;        // gemm_calls × DeviceSpec::gemm_call_us, µs
+  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls, µs
   std::string bound;            // "memory", "compute" or "launch"
   std::string breakdown;        // one human-readable line per term (filled only when asked)
   // Registers/spills: the analytic estimate, and a backend's measurement

@@ -45,11 +45,16 @@ double reduction_row_bytes(const GroupView& v);
 struct GroupFlops {
   double contraction = 0;     // FLOP-equivalents of contraction nodes (tensor/GEMM peak)
   double other = 0;           // everything else (FP32 peak)
+  double gemm_calls = 0;      // library GEMM calls of the contraction nodes (batch of a MatMul, N·group of a Conv)
   std::vector<double> times;  // per position in GroupView::order: times computed
   double total() const { return contraction + other; }
 };
 /// Σ primitive_flops × times computed (see costmodel/README.md).
 GroupFlops group_flops(const GroupView& v);
+/// Library GEMM calls the CPU runtime makes for contraction node n
+/// (emit/cpu/runtime.h): a MatMul's broadcast batch count, a Conv's N·group;
+/// 0 for other nodes and ConvTranspose (a direct loop nest).
+double gemm_calls(const Graph& g, NodeId n);
 
 // ---- registers.cpp ----
 struct RegisterEstimate {

@@ -95,6 +95,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_int(j, "elems_per_thread", d.elems_per_thread, false, ctx);
   get_number(j, "launch_us", d.launch_us, true, ctx);
   get_number(j, "graph_launch_us", d.graph_launch_us, false, ctx);
+  get_number(j, "gemm_call_us", d.gemm_call_us, false, ctx);  // absent: 0 (no per-call term)
   get_number(j, "e_mem", d.e_mem, false, ctx);
   get_number(j, "e_cmp", d.e_cmp, false, ctx);
   get_number(j, "e_contraction", d.e_contraction, false, ctx);
@@ -143,6 +144,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   require_positive(d.fp32_TFLOPs, "fp32_TFLOPs", ctx);
   if (d.sm_count <= 0) throw Error(ctx + ": field 'sm_count' must be positive, got " + std::to_string(d.sm_count));
   if (d.launch_us < 0) throw Error(ctx + ": field 'launch_us' must be >= 0");
+  if (d.gemm_call_us < 0) throw Error(ctx + ": field 'gemm_call_us' must be >= 0");
   if (d.threads_per_block <= 0) throw Error(ctx + ": field 'threads_per_block' must be positive");
   if (d.elems_per_thread <= 0) throw Error(ctx + ": field 'elems_per_thread' must be positive");
   if (d.max_regs_per_thread <= 0) throw Error(ctx + ": field 'max_regs_per_thread' must be positive");
@@ -236,6 +238,7 @@ std::string device_to_json(const DeviceSpec& d) {
   j["elems_per_thread"] = d.elems_per_thread;
   j["launch_us"] = d.launch_us;
   j["graph_launch_us"] = d.graph_launch_us;
+  j["gemm_call_us"] = d.gemm_call_us;
   j["e_mem"] = d.e_mem;
   j["e_cmp"] = d.e_cmp;
   j["e_contraction"] = d.e_contraction;

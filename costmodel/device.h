@@ -44,6 +44,12 @@ struct DeviceSpec {
   // --- overheads ---
   double launch_us = 0;           // per-kernel launch (stream) or dispatch (CPU thread pool), µs
   double graph_launch_us = 0;     // per node in a CUDA graph, µs (0 if not applicable)
+  // Per library GEMM call inside a kernel (CPU backend: each batch entry of a
+  // batched MatMul and each (image, group) of a Conv is one call of
+  // emit/cpu/runtime.h's gemm(): packing set-up, scratch lookup, edge tiles),
+  // µs. Default 0 (no such term; GPU devices: cuBLAS/CUTLASS batch in one
+  // launch); fitted by calibration on CPU devices (docs/calibration.md).
+  double gemm_call_us = 0;
 
   // --- named efficiency parameters (fitted by calibration) ---
   double e_mem = 0.85;            // achievable fraction of DRAM bandwidth at full occupancy

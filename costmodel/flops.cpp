@@ -106,6 +106,27 @@ std::pair<double, double> gemm_mn(const Graph& g, NodeId n) {
 
 }  // namespace
 
+double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  if (!p.out.known || p.op_class != OpClass::contraction) return 0;
+  if (p.op == "MatMul") {
+    // runtime.h matmul_epilogue: one gemm() per entry of the broadcast batch,
+    // = numel(y) / (M·N) with M from operand A (1 for a 1-D A) and N = y's last dim.
+    const TensorType* a = operand_type(g, n, 0);
+    double m = 1;
+    if (a && a->rank() >= 2) m = static_cast<double>(p.attr_int("transA", 0) ? a->shape[a->rank() - 1] : a->shape[a->rank() - 2]);
+    double nn = p.out.rank() >= 1 ? static_cast<double>(p.out.shape.back()) : 1;
+    double numel = static_cast<double>(p.out.numel());
+    return m > 0 && nn > 0 && numel > 0 ? std::max(1.0, std::round(numel / (m * nn))) : 0;
+  }
+  if (p.op == "Conv") {
+    // runtime.h conv_epilogue: one im2col + gemm() per (image, group).
+    double batch = p.out.rank() >= 1 ? static_cast<double>(p.out.shape[0]) : 1;
+    return std::max(1.0, batch) * static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
+  }
+  return 0;  // ConvTranspose: a direct loop nest, no GEMM call
+}
+
 double primitive_flops(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (!p.out.known) return 0;
@@ -236,7 +257,9 @@ GroupFlops group_flops(const GroupView& v) {
   for (std::size_t i = 0; i < k; ++i) {
     NodeId n = v.order[i];
     double f = primitive_flops(g, n) * out.times[i];
-    (g.node(n).op_class == OpClass::contraction ? out.contraction : out.other) += f;
+    const bool contraction = g.node(n).op_class == OpClass::contraction;
+    (contraction ? out.contraction : out.other) += f;
+    if (contraction) out.gemm_calls += gemm_calls(g, n);
   }
   return out;
 }

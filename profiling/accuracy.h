@@ -14,7 +14,8 @@
 namespace fuseplan {
 
 /// One record per (model, group_key): the same group measured in several
-/// plans becomes one sample with the median of their medians.
+/// plans becomes one sample with the median of their medians and the
+/// minimum of their minima.
 std::vector<MeasurementRecord> dedupe_records(const std::vector<MeasurementRecord>& records);
 
 struct Score {
@@ -22,7 +23,7 @@ struct Score {
   double mape_pct = 0;
   double spearman = 0;
 };
-Score score(const std::vector<MeasurementRecord>& rs, const DeviceSpec& d);
+Score score(const std::vector<MeasurementRecord>& rs, const DeviceSpec& d, TimeStatistic s = TimeStatistic::median);
 
 /// Closed loop: the same strategy searched with the prior and the calibrated
 /// device, both plans measured on the CPU backend.
@@ -45,6 +46,7 @@ struct AccuracyInputs {
   std::vector<std::string> holdout;          // model files scored only
   DeviceSpec prior;
   CalibrationOptions calibration;            // --hold, --min-support
+  TimeStatistic statistic = TimeStatistic::median;  // measured time fitted and scored (both splits alike)
   std::vector<std::string> measurement_files;
   std::string plot_path;                     // SVG; "" = no plot
   std::vector<ClosedLoop> loops;

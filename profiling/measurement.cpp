@@ -111,6 +111,7 @@ std::string record_to_json(const MeasurementRecord& r) {
                     {"flops_contraction", f.flops_contraction},
                     {"flops_other", f.flops_other},
                     {"occupancy", f.occupancy},
+                    {"gemm_calls", f.gemm_calls},
                     {"level", r.level},
                     {"t_mem_us", r.t_mem_us},
                     {"t_compute_us", r.t_compute_us},
@@ -163,6 +164,9 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.flops_contraction = get<double>(p, "flops_contraction", pc);
   r.features.flops_other = get<double>(p, "flops_other", pc);
   r.features.occupancy = get_or<double>(p, "occupancy", 1);
+  // Records written before the per-GEMM-call term have no gemm_calls: 0
+  // (no call overhead priced); re-measure, or re-derive with the model file.
+  r.features.gemm_calls = get_or<double>(p, "gemm_calls", 0);
   r.level = get_or<std::string>(p, "level", "");
   r.t_mem_us = get_or<double>(p, "t_mem_us", 0);
   r.t_compute_us = get_or<double>(p, "t_compute_us", 0);
@@ -200,8 +204,20 @@ std::vector<MeasurementRecord> read_records(const std::string& path) {
   return out;
 }
 
-CalibrationSample to_sample(const MeasurementRecord& r) {
-  return {r.features, r.median_us, r.model + "#" + r.strategy + "#" + std::to_string(r.group)};
+TimeStatistic time_statistic_from_string(const std::string& s) {
+  if (s == "median") return TimeStatistic::median;
+  if (s == "min") return TimeStatistic::min;
+  throw Error("--statistic must be median or min, got '" + s + "'");
+}
+
+const char* to_string(TimeStatistic s) { return s == TimeStatistic::min ? "min" : "median"; }
+
+double measured_us(const MeasurementRecord& r, TimeStatistic s) {
+  return s == TimeStatistic::min && r.min_us > 0 ? r.min_us : r.median_us;
+}
+
+CalibrationSample to_sample(const MeasurementRecord& r, TimeStatistic s) {
+  return {r.features, measured_us(r, s), r.model + "#" + r.strategy + "#" + std::to_string(r.group)};
 }
 
 }  // namespace fuseplan

@@ -61,7 +61,18 @@ MeasurementRecord record_from_json(const std::string& line);
 /// Reads a JSONL file (blank lines skipped); errors name file and line.
 std::vector<MeasurementRecord> read_records(const std::string& path);
 
+/// Which of a record's measured times calibration and scoring use: the
+/// median of the repetitions, or the minimum (interference from other
+/// processes on a shared machine only adds time; the minimum is its least
+/// disturbed repetition). docs/calibration.md, "Noise".
+enum class TimeStatistic { median, min };
+/// "median" or "min"; throws Error otherwise.
+TimeStatistic time_statistic_from_string(const std::string& s);
+const char* to_string(TimeStatistic s);
+/// r.median_us or r.min_us.
+double measured_us(const MeasurementRecord& r, TimeStatistic s);
+
 /// The calibration sample of a record (tag "model#strategy#group").
-CalibrationSample to_sample(const MeasurementRecord& r);
+CalibrationSample to_sample(const MeasurementRecord& r, TimeStatistic s = TimeStatistic::median);
 
 }  // namespace fuseplan

@@ -555,6 +555,11 @@ ProbeResult run_probe(std::ostream* log) {
   say("dispatch: pool fork-join " + fmt(d.launch_us) + " us, spawn/join " + fmt(r.spawn_join_us) + " us");
   d.graph_launch_us = 0;
   d.sources["graph_launch_us"] = "0: no CUDA graphs on the CPU backend";
+  d.gemm_call_us = 0;
+  d.sources["gemm_call_us"] =
+      "0: no per-call term in the uncalibrated model (the probe does not measure it); fuseplan calibrate fits it "
+      "(us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles) from measured "
+      "contraction groups, docs/calibration.md";
 
   // CPU analogues of the GPU resource fields.
   const std::size_t l1 = h.caches.empty() ? 32768 : h.caches.front().bytes;

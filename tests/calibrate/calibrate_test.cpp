@@ -27,6 +27,7 @@ DeviceSpec truth_device() {
   d.e_cmp = 0.3;
   d.e_contraction = 0.25;
   d.spill_penalty = 2.0;
+  d.gemm_call_us = 1.5;  // prior 0: a fit that ignored the calls would fail
   return d;
 }
 
@@ -40,7 +41,10 @@ double cap(const DeviceSpec& d, const std::string& level) {
 // with spills), compute-bound contractions and transcendental-heavy loops,
 // launch-bound tiny groups. Times: the cost model's own prediction on the true
 // device × lognormal noise of sigma `noise`.
-std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double noise, unsigned seed) {
+// With `batched_gemms`, every other contraction is a batch of small GEMMs
+// (attention heads, depthwise convs): 8-300 library calls, few FLOPs.
+std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double noise, unsigned seed,
+                                         bool batched_gemms = false) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> eps(0, noise);
@@ -57,6 +61,11 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
       case 4:  // contraction
         f.bytes_read = logu(1e4, 1e6);
         f.flops_contraction = logu(1e7, 1e9);
+        f.gemm_calls = batched_gemms ? 1 : 0;
+        if (batched_gemms && (i / 7) % 2) {
+          f.gemm_calls = std::round(logu(8, 300));
+          f.flops_contraction = f.gemm_calls * logu(2e3, 2e5);
+        }
         break;
       case 5:  // elementwise / transcendental-heavy
         f.bytes_read = logu(1e4, 2e5);
@@ -80,6 +89,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "e_cmp") return t.e_cmp;
   if (name == "e_contraction") return t.e_contraction;
   if (name == "spill_penalty") return t.spill_penalty;
+  if (name == "gemm_call_us") return t.gemm_call_us;
   for (const auto& c : t.caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -91,9 +101,10 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // standard errors of the truth, and within 10% of it -- 20% for the L1
   // bandwidth and the spill penalty (x_spill / x_L1): an L1-sized group's
   // memory term is at most ~25% of its time next to a 3 us dispatch.
-  auto samples = synthetic(truth, 280, 0.05, 7);
+  auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 8u);  // launch, L1, L2, L3, DRAM, spill, contraction, other
+  ASSERT_EQ(r.parameters.size(), 9u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, contraction, other
+  EXPECT_EQ(prior.gemm_call_us, 0);
   for (const auto& p : r.parameters) {
     SCOPED_TRACE(p.name);
     EXPECT_FALSE(p.held) << p.note;
@@ -113,7 +124,7 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
 
 TEST(Calibrate, NoiselessMeasurementsAreFitExactly) {
   const DeviceSpec truth = truth_device();
-  CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth, 70, 0, 3));
+  CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth, 70, 0, 3, true));
   for (const auto& p : r.parameters) EXPECT_NEAR(p.value, truth_value(truth, p.name), 1e-6 * truth_value(truth, p.name)) << p.name;
   EXPECT_LT(r.rms_relative_residual, 1e-9);
 }
@@ -140,6 +151,21 @@ TEST(Calibrate, HoldsParametersNoMeasurementExercises) {
     EXPECT_EQ(p.held, !fitted) << p.name;
     if (p.held) EXPECT_EQ(p.value, p.prior) << p.name;
   }
+}
+
+TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
+  // Measurements without the feature (gemm_calls = 0, as records written
+  // before it are read): gemm_call_us has no support and keeps its prior.
+  CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth_device(), 140, 0.02, 13));
+  bool seen = false;
+  for (const auto& p : r.parameters)
+    if (p.name == "gemm_call_us") {
+      seen = true;
+      EXPECT_TRUE(p.held);
+      EXPECT_EQ(p.support, 0);
+      EXPECT_EQ(p.value, 0);
+    }
+  EXPECT_TRUE(seen);
 }
 
 TEST(Calibrate, RefusesTooFewMeasurements) {
@@ -224,8 +250,9 @@ TEST(Calibrate, RefusesNonPositiveTimes) {
 }
 
 TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
-  for (const std::string dev : {"host-cpu", "h200"}) {
-    const DeviceSpec d = load_device(dev);
+  for (const std::string dev : {"host-cpu", "h200", "host-cpu+calls"}) {
+    DeviceSpec d = load_device(dev == "host-cpu+calls" ? "host-cpu" : dev);
+    if (dev == "host-cpu+calls") d.gemm_call_us = 2.5;  // the per-call term too
     for (const char* ex : {"bert_base_layer", "resnet50_bottleneck", "mobilenetv2_inverted_residual"}) {
       ImportOptions io;
       io.batch = 2;

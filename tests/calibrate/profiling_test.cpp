@@ -39,7 +39,7 @@ MeasurementRecord sample_record() {
   r.device = "host-cpu";
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
-  r.features = {1024, 512, 64, 1e6, 2048, 0.75};
+  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12};
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -66,9 +66,30 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.op_classes, a.op_classes);
   EXPECT_EQ(b.features.spill_bytes_raw, 64);
   EXPECT_EQ(b.features.flops_contraction, 1e6);
+  EXPECT_EQ(b.features.gemm_calls, 12);
   EXPECT_EQ(b.cycles, -1);  // not measured stays absent
   EXPECT_EQ(b.llc_misses, 100);
   EXPECT_TRUE(b.flushed);
+}
+
+TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
+  // Records written before the per-GEMM-call feature: gemm_calls = 0.
+  std::string line = record_to_json(sample_record());
+  std::string old = line;
+  const auto pos = old.find(",\"gemm_calls\":");
+  ASSERT_NE(pos, std::string::npos) << old;
+  old.erase(pos, old.find(',', pos + 1) - pos);
+  ASSERT_EQ(old.find("gemm_calls"), std::string::npos) << old;
+  EXPECT_EQ(record_from_json(old).features.gemm_calls, 0);
+}
+
+TEST(Records, StatisticPicksMedianOrMin) {
+  MeasurementRecord r = sample_record();
+  EXPECT_EQ(measured_us(r, TimeStatistic::median), 7.25);
+  EXPECT_EQ(measured_us(r, TimeStatistic::min), 6);
+  EXPECT_EQ(to_sample(r, TimeStatistic::min).measured_us, 6);
+  EXPECT_EQ(time_statistic_from_string("min"), TimeStatistic::min);
+  EXPECT_THROW(time_statistic_from_string("mean"), Error);
 }
 
 TEST(Records, BadLinesNameFileLineAndField) {
@@ -99,6 +120,8 @@ TEST(Records, SameGroupInTwoPlansIsOneSample) {
   auto d = dedupe_records({a, b, c});
   ASSERT_EQ(d.size(), 2u);
   EXPECT_DOUBLE_EQ(d[0].median_us, 8.25);  // median of 7.25 and 9.25
+  b.min_us = 5;
+  EXPECT_DOUBLE_EQ(dedupe_records({a, b, c})[0].min_us, 5);  // minimum of the minima
 }
 
 TEST(CpuProfiler, MeasuresEveryGroupWithStatisticsAndRecords) {

@@ -329,6 +329,47 @@ TEST(CostCpu, WorkingSetThatFitsL2UsesL2Bandwidth) {
   EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"y0"}), d).t_mem_us, 256.0 * 1024 * 1024 / (50 * 1e3));
 }
 
+// gemm_calls: one library gemm() per batch entry of a MatMul and per
+// (image, group) of a Conv (emit/cpu/runtime.h), counted by hand below.
+TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
+  GraphBuilder b;
+  NodeId q = b.input("q", {12, 128, 64});
+  NodeId k = b.input("k", {12, 64, 128});
+  NodeId s = b.op("s", "MatMul", OpClass::contraction, {12, 128, 128}, {q, k});  // 12 heads: 12 calls
+  NodeId a = b.input("a", {2, 3, 8, 16});
+  NodeId w = b.weight("w", {16, 4});
+  NodeId y = b.op("y", "MatMul", OpClass::contraction, {2, 3, 8, 4}, {a, w});  // batch 2·3 broadcast over w: 6
+  NodeId v = b.input("v", {16});
+  NodeId m = b.input("m", {3, 16, 4});
+  NodeId z = b.op("z", "MatMul", OpClass::contraction, {3, 4}, {v, m});  // 1-D A (M = 1), batch 3: 3
+  NodeId x = b.input("x", {2, 144, 14, 14});
+  NodeId dw = b.weight("dw", {144, 1, 3, 3});
+  NodeId c = b.op("c", "Conv", OpClass::contraction, {2, 144, 14, 14}, {x, dw},
+                  {{"group", AttrValue{int64_t{144}}}, {"pads", AttrValue{std::vector<int64_t>{1, 1, 1, 1}}}});  // 2·144
+  NodeId r = b.op("r", "Relu", OpClass::elementwise, {2, 144, 14, 14}, {c});
+  NodeId p = b.input("p", {128, 768});
+  NodeId pw = b.weight("pw", {768, 768});
+  NodeId mm = b.op("mm", "MatMul", OpClass::contraction, {128, 768}, {p, pw});  // plain 2-D: 1
+  Graph g = b.finish({s, y, z, r, mm});
+  DeviceSpec d = testing::cpu_spec();
+  EXPECT_EQ(d.gemm_call_us, 0);  // default: no per-call term, predictions unchanged
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_calls, 12);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"y"}), d).gemm_calls, 6);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).gemm_calls, 3);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c", "r"}), d).gemm_calls, 288);  // the Relu epilogue adds none
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"r"}), d).gemm_calls, 0);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm"}), d).gemm_calls, 1);
+  GroupCost c0 = cost(g, make_group(g, {"s"}), d);
+  EXPECT_DOUBLE_EQ(c0.t_calls_us, 0);
+  EXPECT_DOUBLE_EQ(c0.predicted_us, std::max(c0.t_mem_us, c0.t_compute_us) + 5);
+  // 2 us per call: 12 calls add 24 us outside the roofline max, like launch.
+  d.gemm_call_us = 2;
+  GroupCost c2 = cost(g, make_group(g, {"s"}), d, true);
+  EXPECT_DOUBLE_EQ(c2.t_calls_us, 24);
+  EXPECT_DOUBLE_EQ(c2.predicted_us, c0.predicted_us + 24);
+  EXPECT_NE(c2.breakdown.find("gemm_calls = 12 × 2.000 us = 24.000 us"), std::string::npos) << c2.breakdown;
+}
+
 TEST(CostExplain, BreakdownOnlyWhenAsked) {
   Graph g = bias_relu();
   Group grp = make_group(g, {"t", "y"});
