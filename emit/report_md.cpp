@@ -138,14 +138,16 @@ std::string diff_markdown(const std::string& model, const std::string& device, c
   for (const auto& f : flips) {
     if (f.cause.empty()) continue;
     ++classified;
-    by_batch += f.cause.find("batch size") != std::string::npos;
-    by_recal += f.cause.find("recalibration") != std::string::npos;
+    const bool batch = f.cause.find("batch size") != std::string::npos;
+    by_batch += batch;
+    by_recal += !batch;
   }
   if (classified)
-    os << "\nCause: " << by_batch << " of " << flips.size() << " flip with the batch size (the plans searched at "
-       << "each size on one device, the final calibration, flip too), " << by_recal << " with recalibration only "
-       << "(the graph is identical at both sizes, or on one device the sizes agree); a flip can have both causes "
-          "between different pairs of sizes. Batch-size flips are listed first.\n";
+    os << "\nCause: " << by_batch << " of " << flips.size() << " flip with the batch size (every size searched "
+       << "again on one device, the final one, flips them too; 'batch size and recalibration' where it flips them "
+          "another way), "
+       << by_recal << " with recalibration only (the graph is identical at both sizes, or on one device the "
+                      "sizes agree). Batch-size flips are listed first.\n";
   std::vector<const DecisionFlip*> order;
   for (const auto& f : flips)
     if (f.cause.empty() || f.cause.find("batch size") != std::string::npos) order.push_back(&f);

@@ -53,8 +53,12 @@ void label_flip_causes(std::vector<DecisionFlip>& flips, const std::vector<PlanA
         auto sa = same_action(ia->second, e), sb = same_action(ib->second, e);
         if (!sa || !sb)
           clause = "batch size (" + pair + ": the edge exists at one size only)";
+        else if (*sa == a.action && *sb == b.action)
+          clause = "batch size (" + pair + ": searched on one device, " + device + ", it flips the same way)";
         else if (*sa != *sb)
-          clause = "batch size (" + pair + ": searched on one device, " + device + ", it flips too: " +
+          // The batch size flips it on one device, but not the way the kept
+          // plans do: the devices they were searched on matter too.
+          clause = "batch size and recalibration (" + pair + ": on one device, " + device + ", it flips the other way: " +
                    std::string(to_string(*sa)) + " → " + std::string(to_string(*sb)) + ")";
         else
           clause = "recalibration (" + pair + ": searched on one device, " + device + ", both sizes agree: " +

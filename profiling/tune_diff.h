@@ -21,8 +21,10 @@ namespace fuseplan {
 bool same_graph_shapes(const Graph& a, const Graph& b);
 
 /// Sets DecisionFlip::cause on every flip: one clause per pair of
-/// consecutive batch sizes whose action differs, "batch size (A→B)" or
-/// "recalibration (A→B: ...)". `kept` are the plans the flips come from,
+/// consecutive batch sizes whose action differs: "batch size (A→B: ...)"
+/// when the same-device plans flip it the same way, "batch size and
+/// recalibration (...)" when they flip it another way, "recalibration
+/// (...)" when they agree or the two graphs are identical. `kept` are the plans the flips come from,
 /// `same_device` the same batch sizes (same order, same graphs) searched on
 /// one device named `device`.
 void label_flip_causes(std::vector<DecisionFlip>& flips, const std::vector<PlanAt>& kept,

@@ -77,7 +77,7 @@ std::vector<std::string> write_run_reports(const std::string& dir, const TuneMod
   }
   for (std::size_t i = 0; i < done.size(); ++i) same_at.push_back({done[i].batch, done[i].graph.get(), &same[i]});
   std::vector<DecisionFlip> flips = decision_flips(plans);
-  label_flip_causes(flips, plans, same_at, last.name + (last.calibrated ? " (calibrated)" : ""));
+  label_flip_causes(flips, plans, same_at, last.name + (last.calibrated ? " as calibrated at the end" : ""));
   write("diff.md", diff_markdown(model.path, last.name, batches, flips));
   Dispatch d = build_dispatch(tuned, predict_by_import(model.path, model.dims, last));
   d.model_path = model.path;

@@ -106,10 +106,11 @@ TEST(TuneDiff, BroadcastProducerIsFusedAtBatch1AndKeptAtBatch64) {
   EXPECT_EQ(md.find("## t1 → t2"), std::string::npos) << md;
   EXPECT_NE(md.find("unprofitable"), std::string::npos);
   // Not measured: one device throughout, so the batch size is the cause.
-  EXPECT_NE(md.find("Cause: batch size (1→64: searched on one device, pinned-cpu, it flips too: fused → kept)"),
+  EXPECT_NE(md.find("Cause: batch size (1→64: searched on one device, pinned-cpu, it flips the same way)"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("Cause: 1 of 1 flip with the batch size"), std::string::npos) << md;
+  EXPECT_NE(md.find("0 with recalibration only"), std::string::npos) << md;
   EXPECT_EQ(md.find("recalibration ("), std::string::npos) << md;
 }
 
@@ -157,7 +158,17 @@ TEST(TuneDiff, FlipIsLabelledByTheSameDeviceSearch) {
   EXPECT_EQ(flips[0].cause,
             "recalibration (1→64: searched on one device, launch-heavy-cpu, both sizes agree: fused)");
   label_flip_causes(flips, kept, kept, "pinned-cpu");
-  EXPECT_EQ(flips[0].cause, "batch size (1→64: searched on one device, pinned-cpu, it flips too: fused → kept)");
+  EXPECT_EQ(flips[0].cause, "batch size (1→64: searched on one device, pinned-cpu, it flips the same way)");
+  // Kept plans that flip it the other way (kept at 1, fused at 64) while on
+  // the pinned device it goes fused -> kept: both causes at work.
+  std::vector<DecisionFlip> other = {flips[0]};
+  other[0].at[0].action = Action::kept;
+  other[0].at[1].action = Action::fused;
+  label_flip_causes(other, kept, kept, "pinned-cpu");
+  EXPECT_EQ(other[0].cause,
+            "batch size and recalibration (1→64: on one device, pinned-cpu, it flips the other way: fused → kept)");
+  const std::string md = diff_markdown(model, "pinned-cpu", {1, 64}, other);
+  EXPECT_NE(md.find("Cause: 1 of 1 flip with the batch size"), std::string::npos) << md;
 }
 
 TEST(TuneDiff, DispatchBoundaryIsThePredictedCrossoverOfTheTwoPlans) {
