@@ -56,7 +56,8 @@ struct DecisionFlip {
   std::string producer, consumer;
   std::vector<DecisionAt> at;  // one per batch size, ascending
   // Why it flips, one clause per pair of batch sizes whose action differs,
-  // each starting "batch size" or "recalibration" (profiling/tune_diff.h);
+  // each starting "batch size", "recalibration" or "measured choice"
+  // (profiling/tune_diff.h);
   // empty = not classified.
   std::string cause = {};
 };

@@ -24,10 +24,17 @@ bool same_graph_shapes(const Graph& a, const Graph& b);
 /// consecutive batch sizes whose action differs: "batch size (A→B: ...)"
 /// when the same-device plans flip it the same way, "batch size and
 /// recalibration (...)" when they flip it another way, "recalibration
-/// (...)" when they agree or the two graphs are identical. `kept` are the plans the flips come from,
+/// (...)" when they agree or the two graphs are identical (or "measured
+/// choice (...)", see `devices`). `kept` are the plans the flips come from,
 /// `same_device` the same batch sizes (same order, same graphs) searched on
 /// one device named `device`.
+/// `devices`, when given, identifies the device each kept plan's batch size
+/// ended on (same order; e.g. its JSON): where two sizes ended on the same
+/// device, nothing was recalibrated between them, and a flip the same-device
+/// plans do not show is the measured choice's ("measured choice": tune kept
+/// another round's or a peer strategy's plan because it measured faster).
 void label_flip_causes(std::vector<DecisionFlip>& flips, const std::vector<PlanAt>& kept,
-                       const std::vector<PlanAt>& same_device, const std::string& device);
+                       const std::vector<PlanAt>& same_device, const std::string& device,
+                       const std::vector<std::string>& devices = {});
 
 }  // namespace fuseplan

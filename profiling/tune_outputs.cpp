@@ -77,7 +77,9 @@ std::vector<std::string> write_run_reports(const std::string& dir, const TuneMod
   }
   for (std::size_t i = 0; i < done.size(); ++i) same_at.push_back({done[i].batch, done[i].graph.get(), &same[i]});
   std::vector<DecisionFlip> flips = decision_flips(plans);
-  label_flip_causes(flips, plans, same_at, last.name + (last.calibrated ? " as calibrated at the end" : ""));
+  std::vector<std::string> devices;
+  for (const auto& b : done) devices.push_back(device_to_json(b.device));
+  label_flip_causes(flips, plans, same_at, last.name + (last.calibrated ? " as calibrated at the end" : ""), devices);
   write("diff.md", diff_markdown(model.path, last.name, batches, flips));
   Dispatch d = build_dispatch(tuned, predict_by_import(model.path, model.dims, last));
   d.model_path = model.path;
