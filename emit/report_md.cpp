@@ -147,8 +147,9 @@ std::string diff_markdown(const std::string& model, const std::string& device, c
        << "again on one device, the final one, flips them too; 'batch size and recalibration' where it flips them "
           "another way), "
        << by_recal << " with recalibration or the measured choice only (the graph is identical at both sizes, or "
-                      "on one device the sizes agree; 'measured choice' where no recalibration happened between "
-                      "them and tune kept a plan it measured faster). Batch-size flips are listed first.\n";
+                      "on one device the sizes agree; 'measured choice' where tune kept a plan it measured faster "
+                      "than its search's, another round's or a peer strategy's). Batch-size flips are listed "
+                      "first.\n";
   std::vector<const DecisionFlip*> order;
   for (const auto& f : flips)
     if (f.cause.empty() || f.cause.find("batch size") != std::string::npos) order.push_back(&f);

@@ -26,7 +26,7 @@ std::map<Edge, Action> actions(const Plan& p) {
 
 void label_flip_causes(std::vector<DecisionFlip>& flips, const std::vector<PlanAt>& kept,
                        const std::vector<PlanAt>& same_device, const std::string& device,
-                       const std::vector<std::string>& devices) {
+                       const std::vector<bool>& kept_is_search) {
   std::map<int64_t, std::size_t> index;  // batch -> position in kept / same_device
   for (std::size_t i = 0; i < kept.size(); ++i) index[kept[i].batch] = i;
   std::vector<std::map<Edge, Action>> same;
@@ -48,12 +48,14 @@ void label_flip_causes(std::vector<DecisionFlip>& flips, const std::vector<PlanA
       auto ia = index.find(a.batch), ib = index.find(b.batch);
       if (ia == index.end() || ib == index.end()) continue;
       const PlanAt &ka = kept[ia->second], &kb = kept[ib->second];
-      const bool one_device = ia->second < devices.size() && ib->second < devices.size() &&
-                              devices[ia->second] == devices[ib->second];
+      auto searched = [&](std::size_t i) { return i >= kept_is_search.size() || kept_is_search[i]; };
+      const bool chosen = !searched(ia->second) || !searched(ib->second);
       const std::string measured_choice =
-          "measured choice (" + pair + ": no recalibration between them; tune kept a plan it measured faster, "
-          "another round's or a peer strategy's";
-      if (ka.graph && kb.graph && same_graph_shapes(*ka.graph, *kb.graph) && one_device) {
+          "measured choice (" + pair + ": tune kept a plan it measured faster, another round's or a peer "
+          "strategy's, at " + (!searched(ia->second) && !searched(ib->second) ? "both sizes"
+                               : !searched(ia->second)                        ? std::to_string(a.batch)
+                                                                              : std::to_string(b.batch));
+      if (ka.graph && kb.graph && same_graph_shapes(*ka.graph, *kb.graph) && chosen) {
         clause = measured_choice + "; the graph is identical at both sizes)";
       } else if (ka.graph && kb.graph && same_graph_shapes(*ka.graph, *kb.graph)) {
         clause = "recalibration (" + pair + ": the graph is identical at both sizes; only the calibrated device changed)";
@@ -68,7 +70,7 @@ void label_flip_causes(std::vector<DecisionFlip>& flips, const std::vector<PlanA
           // plans do: the devices they were searched on matter too.
           clause = "batch size and recalibration (" + pair + ": on one device, " + device + ", it flips the other way: " +
                    std::string(to_string(*sa)) + " → " + std::string(to_string(*sb)) + ")";
-        else if (one_device)
+        else if (chosen)
           clause = measured_choice + "; searched on one device, " + device + ", both sizes agree: " +
                    std::string(to_string(*sa)) + ")";
         else

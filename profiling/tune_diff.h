@@ -25,16 +25,16 @@ bool same_graph_shapes(const Graph& a, const Graph& b);
 /// when the same-device plans flip it the same way, "batch size and
 /// recalibration (...)" when they flip it another way, "recalibration
 /// (...)" when they agree or the two graphs are identical (or "measured
-/// choice (...)", see `devices`). `kept` are the plans the flips come from,
+/// choice (...)", see `kept_is_search`). `kept` are the plans the flips come from,
 /// `same_device` the same batch sizes (same order, same graphs) searched on
 /// one device named `device`.
-/// `devices`, when given, identifies the device each kept plan's batch size
-/// ended on (same order; e.g. its JSON): where two sizes ended on the same
-/// device, nothing was recalibrated between them, and a flip the same-device
-/// plans do not show is the measured choice's ("measured choice": tune kept
-/// another round's or a peer strategy's plan because it measured faster).
+/// `kept_is_search`, when given (same order as `kept`), says whether each
+/// kept plan is what the strategy finds on that size's final device. Where
+/// one is not (tune kept another round's or a peer strategy's plan because
+/// it measured faster), a flip the same-device plans do not show is the
+/// "measured choice", not recalibration.
 void label_flip_causes(std::vector<DecisionFlip>& flips, const std::vector<PlanAt>& kept,
                        const std::vector<PlanAt>& same_device, const std::string& device,
-                       const std::vector<std::string>& devices = {});
+                       const std::vector<bool>& kept_is_search = {});
 
 }  // namespace fuseplan

@@ -77,9 +77,16 @@ std::vector<std::string> write_run_reports(const std::string& dir, const TuneMod
   }
   for (std::size_t i = 0; i < done.size(); ++i) same_at.push_back({done[i].batch, done[i].graph.get(), &same[i]});
   std::vector<DecisionFlip> flips = decision_flips(plans);
-  std::vector<std::string> devices;
-  for (const auto& b : done) devices.push_back(device_to_json(b.device));
-  label_flip_causes(flips, plans, same_at, last.name + (last.calibrated ? " as calibrated at the end" : ""), devices);
+  // Is each kept plan the strategy's search on its size's final device (or
+  // one tune kept because it measured faster: another round's, a peer's)?
+  std::vector<bool> kept_is_search;
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    const BatchTune& b = done[i];
+    const Plan own = device_to_json(b.device) == last_json ? same[i] : search(*b.graph, b.device, opts.strategy, opts.search);
+    kept_is_search.push_back(partition_key(*b.graph, own) == partition_key(*b.graph, b.plan));
+  }
+  label_flip_causes(flips, plans, same_at, last.name + (last.calibrated ? " as calibrated at the end" : ""),
+                    kept_is_search);
   write("diff.md", diff_markdown(model.path, last.name, batches, flips));
   Dispatch d = build_dispatch(tuned, predict_by_import(model.path, model.dims, last));
   d.model_path = model.path;
