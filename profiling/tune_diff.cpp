@@ -68,8 +68,9 @@ void label_flip_causes(std::vector<DecisionFlip>& flips, const std::vector<PlanA
         else if (*sa != *sb)
           // The batch size flips it on one device, but not the way the kept
           // plans do: the devices they were searched on matter too.
-          clause = "batch size and recalibration (" + pair + ": on one device, " + device + ", it flips the other way: " +
-                   std::string(to_string(*sa)) + " → " + std::string(to_string(*sb)) + ")";
+          clause = std::string(chosen ? "batch size and measured choice (" : "batch size and recalibration (") + pair +
+                   ": on one device, " + device + ", it flips the other way: " + std::string(to_string(*sa)) + " → " +
+                   std::string(to_string(*sb)) + ")";
         else if (chosen)
           clause = measured_choice + "; searched on one device, " + device + ", both sizes agree: " +
                    std::string(to_string(*sa)) + ")";

@@ -23,7 +23,8 @@ bool same_graph_shapes(const Graph& a, const Graph& b);
 /// Sets DecisionFlip::cause on every flip: one clause per pair of
 /// consecutive batch sizes whose action differs: "batch size (A→B: ...)"
 /// when the same-device plans flip it the same way, "batch size and
-/// recalibration (...)" when they flip it another way, "recalibration
+/// recalibration (...)" when they flip it another way ("batch size and
+/// measured choice" where a kept plan is not the search's), "recalibration
 /// (...)" when they agree or the two graphs are identical (or "measured
 /// choice (...)", see `kept_is_search`). `kept` are the plans the flips come from,
 /// `same_device` the same batch sizes (same order, same graphs) searched on

@@ -176,6 +176,9 @@ TEST(TuneDiff, FlipIsLabelledByTheSameDeviceSearch) {
   label_flip_causes(other, kept, kept, "pinned-cpu");
   EXPECT_EQ(other[0].cause,
             "batch size and recalibration (1→64: on one device, pinned-cpu, it flips the other way: fused → kept)");
+  label_flip_causes(other, kept, kept, "pinned-cpu", {false, true});  // the kept plan at 1 was a peer's
+  EXPECT_EQ(other[0].cause,
+            "batch size and measured choice (1→64: on one device, pinned-cpu, it flips the other way: fused → kept)");
   const std::string md = diff_markdown(model, "pinned-cpu", {1, 64}, other);
   EXPECT_NE(md.find("Cause: 1 of 1 flip with the batch size"), std::string::npos) << md;
 }
