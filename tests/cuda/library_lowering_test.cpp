@@ -7,11 +7,18 @@
 #ifdef FUSEPLAN_HAVE_CUDA
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "emit/cuda/cuda_backend.h"
 #include "emit/cuda/lowering.h"
+#include "emit/files.h"
 #include "profiling/cudnn_conv.h"
 #include "search/strategy.h"
 #include "tests/cuda/cuda_util.h"
@@ -350,6 +357,44 @@ TEST(LibraryLowering, EveryExamplePlanCompilesInLibraryMode) {
   }
   EXPECT_GT(library_groups, 20);
   EXPECT_GT(epilogue_kernels, 5);
+}
+
+int run_cli(const std::string& args) {
+  std::string cmd = "FUSEPLAN_CACHE_DIR='" + cudatest::test_cache_dir() + "' '" + std::string(FUSEPLAN_BINARY) +
+                    "' " + args + " > /dev/null 2>&1";
+  int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// fuseplan emit --library all: the contraction group's .cu holds only its
+// epilogue kernel, the resource table names the call; a bad value is exit 2.
+TEST(LibraryLowering, CliEmitLibraryWritesEpilogueKernelsAndNamesTheCall) {
+  if (!std::filesystem::exists(FUSEPLAN_BINARY)) GTEST_SKIP() << "no fuseplan binary at " << FUSEPLAN_BINARY;
+  auto dir = std::filesystem::path(cudatest::test_cache_dir()) / "cli-library";
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "gemm.onnxtxt").string(), plan = (dir / "plan.json").string();
+  std::string text = kGemmBiasSigmoid;
+  text.replace(text.find("float[M, 256] x"), 15, "float[64, 256] x");
+  text.replace(text.find("float[M, 128] y"), 15, "float[64, 128] y");
+  write_file_atomic(model, text);
+  ASSERT_EQ(run_cli("search '" + model + "' --device h200 -o '" + plan + "'"), 0);
+  ASSERT_EQ(run_cli("emit '" + plan + "' '" + model + "' --backend cuda --library all -o '" + (dir / "lib").string() + "'"),
+            0);
+  auto j = nlohmann::json::parse(read_file((dir / "lib" / "resources.json").string()));
+  int library = 0;
+  for (const auto& grp : j["groups"])
+    if (grp.contains("library")) {
+      ++library;
+      EXPECT_EQ(grp["library"]["route"], "cublaslt");
+      EXPECT_EQ(grp["library"]["call"].get<std::string>().rfind("cublasLtMatmul DEFAULT 64x128x256", 0), 0u);
+      EXPECT_EQ(grp["kernels"].size(), 1u);  // the epilogue kernel
+    }
+  EXPECT_EQ(library, 1);
+  EXPECT_NE(read_file((dir / "lib" / "group_0.cu").string()).find("// library: cublasLtMatmul DEFAULT"),
+            std::string::npos);
+  EXPECT_EQ(run_cli("emit '" + plan + "' '" + model + "' --backend cuda --library bogus -o '" + (dir / "x").string() +
+                    "'"),
+            2);
 }
 
 TEST(LibraryLowering, LoweredSourcesAreDeterministic) {
