@@ -67,9 +67,8 @@ int64_t TensorType::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) throw Error("negative dimension " + std::to_string(d) + " in shape " + str());
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
-      throw Error("element count of shape " + str() + " overflows int64");
-    n *= d;
+    // The search calls this per candidate: an overflow-checked multiply, not a division.
+    if (__builtin_mul_overflow(n, d, &n)) throw Error("element count of shape " + str() + " overflows int64");
   }
   return n;
 }
@@ -77,9 +76,8 @@ int64_t TensorType::numel() const {
 int64_t TensorType::bytes() const {
   int64_t n = numel();
   int64_t b = dtype_bytes(dtype);
-  if (b != 0 && n > std::numeric_limits<int64_t>::max() / b)
-    throw Error("byte size of shape " + str() + " overflows int64");
-  return n * b;
+  if (__builtin_mul_overflow(n, b, &b)) throw Error("byte size of shape " + str() + " overflows int64");
+  return b;
 }
 
 std::string TensorType::str() const {
@@ -160,6 +158,14 @@ void Graph::finalize() {
   topo_.assign(rev.rbegin(), rev.rend());
   topo_pos_.assign(size(), 0);
   for (std::size_t i = 0; i < topo_.size(); ++i) topo_pos_[topo_[i]] = i;
+  sizes_.assign(size(), Sizes{});
+  for (NodeId n = 0; n < size(); ++n) {
+    try {
+      sizes_[n] = {g_[n].out.numel(), g_[n].out.bytes()};
+    } catch (const Error&) {
+      // Left uncached: numel()/bytes() throw when (and if) someone asks.
+    }
+  }
 }
 
 NodeId Graph::find(std::string_view nm) const {

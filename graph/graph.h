@@ -132,6 +132,12 @@ class Graph {
   std::vector<NodeId> consumers(NodeId n) const;
   std::size_t num_uses(NodeId n) const { return boost::out_degree(n, g_); }
 
+  /// node(n).out.numel() and .bytes(), cached by finalize() (the search asks
+  /// per candidate; shapes do not change after it). Before finalize(), or for
+  /// a shape whose count overflows, computed on the spot (and throws as numel()).
+  int64_t numel(NodeId n) const { return n < sizes_.size() && sizes_[n].numel >= 0 ? sizes_[n].numel : g_[n].out.numel(); }
+  int64_t bytes(NodeId n) const { return n < sizes_.size() && sizes_[n].bytes >= 0 ? sizes_[n].bytes : g_[n].out.bytes(); }
+
   /// Topological order (valid after finalize()); position via topo_index().
   const std::vector<NodeId>& topo_order() const { return topo_; }
   std::size_t topo_index(NodeId n) const { return topo_pos_[n]; }
@@ -155,6 +161,10 @@ class Graph {
   std::vector<NodeId> topo_;
   std::vector<std::size_t> topo_pos_;
   std::vector<NodeId> outputs_;
+  struct Sizes {
+    int64_t numel = -1, bytes = -1;  // -1: not cached
+  };
+  std::vector<Sizes> sizes_;  // per node, filled by finalize()
 };
 
 /// Number of primitives per op class that are not sources, and sources separately.
