@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <queue>
-#include <unordered_map>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "search/legality.h"
 #include "search/passes.h"
@@ -16,7 +18,7 @@ struct Candidate {
   double delta_us = 0;
   CandKind kind = CandKind::merge;
   int p = -1, c = -1;
-  std::vector<std::pair<int, int>> stamps;  // (group, version) it was priced at
+  uint32_t stamp_begin = 0, stamp_count = 0;  // (group, version) pairs it was priced at, in VerticalSearch::stamps_
 };
 
 struct Worse {
@@ -30,63 +32,63 @@ struct Worse {
 
 constexpr double kMinGainUs = 1e-6;  // below this a merge is noise, not a saving
 
+// Greedy best-first merging. Invariant: whenever a group changes (merge,
+// duplication), every candidate that involves it is priced again at once
+// (push_around), so each pair's newest candidate is always in the queue and
+// a stale entry (priced at an older version of one of its groups) is simply
+// dropped when it surfaces. A price depends only on the groups it names.
 class VerticalSearch {
  public:
   VerticalSearch(WorkState& ws, const SearchOptions& o, bool dup) : ws_(ws), o_(o), dup_(dup) {}
 
-  void run() {
-    for (int gid : ws_.alive_groups()) push_around(gid);
+  /// `seeds`: the groups around which pairs are priced first; nullptr: every group.
+  void run(const std::vector<int>* seeds) {
+    // Every pair touching a seed once (a pair of two seeds from its
+    // consumer's side), every duplication of a seed or of a seed's producer once.
+    const std::vector<int> all = seeds ? std::vector<int>{} : ws_.alive_groups();
+    const std::vector<int>& from = seeds ? *seeds : all;
+    std::vector<char> is_seed(ws_.num_groups(), 0);
+    for (int gid : from) is_seed[static_cast<std::size_t>(gid)] = 1;
+    std::vector<int> dup_of;
+    for (int gid : from) {
+      for (int p : ws_.producer_groups(gid)) {
+        push_pair(p, gid);
+        if (seeds) dup_of.push_back(p);
+      }
+      if (seeds)
+        for (int c : ws_.consumer_groups(gid))
+          if (!is_seed[static_cast<std::size_t>(c)]) push_pair(gid, c);
+      dup_of.push_back(gid);
+    }
+    std::sort(dup_of.begin(), dup_of.end());
+    dup_of.erase(std::unique(dup_of.begin(), dup_of.end()), dup_of.end());
+    for (int gid : dup_of) push_duplicate_all(gid);
+    initialising_ = false;
     while (!pq_.empty()) {
       Candidate cand = pq_.top();
       pq_.pop();
-      if (!fresh(cand)) {
-        if (all_alive(cand)) reprice(cand);
-        continue;
-      }
-      apply(cand);
+      if (fresh(cand)) apply(cand);
     }
   }
 
  private:
-  bool all_alive(const Candidate& c) const {
-    for (auto [gid, v] : c.stamps)
-      if (!ws_.alive(gid)) return false;
-    return true;
-  }
   bool fresh(const Candidate& c) const {
-    for (auto [gid, v] : c.stamps)
+    for (uint32_t i = c.stamp_begin; i < c.stamp_begin + c.stamp_count; ++i) {
+      auto [gid, v] = stamps_[i];
       if (!ws_.alive(gid) || ws_.version(gid) != v) return false;
+    }
     return true;
-  }
-  void reprice(const Candidate& c) {
-    if (c.kind == CandKind::duplicate_all) push_duplicate_all(c.p);
-    else push_pair(c.p, c.c);
   }
 
-  // Pricing memo. Between two applied changes (one epoch) the work state does
-  // not change, so pricing the same pair again (push_around of several touched
-  // groups, or repricing a stale entry whose groups push_around already
-  // repriced) yields the same candidates: replay them instead of recomputing.
-  // The queue receives exactly what it would without the memo.
-  struct Memo {
-    int64_t epoch = -1;
-    std::vector<Candidate> pushed;
-  };
-  static uint64_t key(int p, int c) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(p)) << 32) | static_cast<uint32_t>(c);
-  }
-  /// True (and the memoised candidates re-pushed) when (p, c) was priced in this epoch.
-  bool replay(int p, int c) {
-    auto it = memo_.find(key(p, c));
-    if (it == memo_.end() || it->second.epoch != epoch_) return false;
-    for (const Candidate& cand : it->second.pushed) pq_.push(cand);
+  /// False when (p, c) was already priced since the state last changed (c =
+  /// -1: duplicate into all readers). The initial pass prices each once by
+  /// construction; after it, one change prices a few dozen pairs: a linear scan.
+  bool first_pricing(int p, int c) {
+    if (initialising_) return true;
+    const std::pair<int, int> key{p, c};
+    if (std::find(priced_.begin(), priced_.end(), key) != priced_.end()) return false;
+    priced_.push_back(key);
     return true;
-  }
-  /// Starts memoising (p, c) for this epoch; candidates pushed until the next begin() are recorded.
-  void begin(int p, int c) {
-    recording_ = &memo_[key(p, c)];
-    recording_->epoch = epoch_;
-    recording_->pushed.clear();
   }
 
   std::size_t size_of(int gid) const { return ws_.nodes(gid).size(); }
@@ -94,9 +96,7 @@ class VerticalSearch {
   void push_pair(int p, int c) {
     const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
-    if (p == c || !ws_.alive(p) || !ws_.alive(c)) return;
-    if (replay(p, c)) return;
-    begin(p, c);
+    if (p == c || !ws_.alive(p) || !ws_.alive(c) || !first_pricing(p, c)) return;
     const auto readers = ws_.consumer_groups(p);
     if (std::find(readers.begin(), readers.end(), c) == readers.end()) return;
     const double before = ws_.cost_of(p).predicted_us + ws_.cost_of(c).predicted_us;
@@ -104,23 +104,21 @@ class VerticalSearch {
         can_merge_vertical(g, ws_.nodes(p), ws_.nodes(c), d).ok()) {
       const int ids[2] = {p, c};
       GroupCost m = ws_.cost_of_merge(ids);
-      if (check_resources(m, d, "merge").ok())
-        push({before - m.predicted_us, CandKind::merge, p, c, stamp({p, c})});
+      if (check_resources(m, d, "merge").ok()) push(before - m.predicted_us, CandKind::merge, p, c, ids);
     }
     if (dup_ && readers.size() > 1 && size_of(p) + size_of(c) <= static_cast<std::size_t>(o_.max_group_size) &&
         can_duplicate(g, ws_.nodes(p), ws_.nodes(c), d).ok()) {
       const int ids[1] = {c};
       GroupCost p_after;
       auto after = ws_.cost_of_duplicate(p, ids, &p_after);
+      const int stamp_ids[2] = {p, c};
       if (check_resources(after[0], d, "duplicate").ok())
-        push({before - after[0].predicted_us - p_after.predicted_us, CandKind::duplicate_one, p, c, stamp({p, c})});
+        push(before - after[0].predicted_us - p_after.predicted_us, CandKind::duplicate_one, p, c, stamp_ids);
     }
   }
 
   void push_duplicate_all(int p) {
-    if (!dup_ || !ws_.alive(p)) return;
-    if (replay(p, -1)) return;
-    begin(p, -1);
+    if (!dup_ || !ws_.alive(p) || !first_pricing(p, -1)) return;
     const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
     const auto readers = ws_.consumer_groups(p);
@@ -140,19 +138,14 @@ class VerticalSearch {
     }
     std::vector<int> ids = readers;
     ids.push_back(p);
-    push({before - total, CandKind::duplicate_all, p, -1, stamp(ids)});
+    push(before - total, CandKind::duplicate_all, p, -1, ids);
   }
 
-  std::vector<std::pair<int, int>> stamp(const std::vector<int>& ids) const {
-    std::vector<std::pair<int, int>> s;
-    for (int i : ids) s.emplace_back(i, ws_.version(i));
-    return s;
-  }
-
-  void push(Candidate c) {
-    if (c.delta_us <= kMinGainUs) return;
-    if (recording_) recording_->pushed.push_back(c);
-    pq_.push(std::move(c));
+  void push(double delta_us, CandKind kind, int p, int c, std::span<const int> stamp_ids) {
+    if (delta_us <= kMinGainUs) return;
+    Candidate cand{delta_us, kind, p, c, static_cast<uint32_t>(stamps_.size()), static_cast<uint32_t>(stamp_ids.size())};
+    for (int i : stamp_ids) stamps_.emplace_back(i, ws_.version(i));
+    pq_.push(cand);
   }
 
   void push_around(int gid) {
@@ -166,8 +159,8 @@ class VerticalSearch {
   }
 
   void apply(const Candidate& c) {
-    ++epoch_;  // the state changes: memoised pricings are stale
-    recording_ = nullptr;
+    // The state changes: every pair may be priced again.
+    priced_.clear();
     std::vector<int> touched;
     if (c.kind == CandKind::merge) {
       touched.push_back(ws_.merge(c.p, c.c));
@@ -185,15 +178,31 @@ class VerticalSearch {
   const SearchOptions& o_;
   bool dup_;
   std::priority_queue<Candidate, std::vector<Candidate>, Worse> pq_;
-  std::unordered_map<uint64_t, Memo> memo_;
-  Memo* recording_ = nullptr;
-  int64_t epoch_ = 0;
+  std::vector<std::pair<int, int>> stamps_;  // stamp storage of every candidate pushed
+  std::vector<std::pair<int, int>> priced_;  // pairs priced since the last change
+  bool initialising_ = true;
 };
 
 }  // namespace
 
 void greedy_vertical_pass(WorkState& ws, const SearchOptions& o, bool allow_duplication) {
-  VerticalSearch(ws, o, allow_duplication).run();
+  VerticalSearch(ws, o, allow_duplication).run(nullptr);
+}
+
+void greedy_vertical_pass_around(WorkState& ws, const SearchOptions& o, std::span<const int> changed,
+                                 bool allow_duplication) {
+  // Seeds: the changed groups and their neighbours (a change can alter a
+  // neighbour's price through what it must materialise).
+  std::vector<int> seeds;
+  for (int gid : changed) {
+    if (gid < 0 || !ws.alive(gid)) continue;
+    seeds.push_back(gid);
+    for (int x : ws.producer_groups(gid)) seeds.push_back(x);
+    for (int x : ws.consumer_groups(gid)) seeds.push_back(x);
+  }
+  std::sort(seeds.begin(), seeds.end());
+  seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+  VerticalSearch(ws, o, allow_duplication).run(&seeds);
 }
 
 }  // namespace fuseplan

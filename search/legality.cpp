@@ -36,13 +36,13 @@ bool is_cheap_class(OpClass c) {
 int64_t reduction_row(const Graph& g, NodeId r) {
   const auto ops = g.operands(r);
   if (ops.empty()) return 1;
-  int64_t in = g.node(ops[0]).out.numel(), out = std::max<int64_t>(1, g.node(r).out.numel());
+  int64_t in = g.numel(ops[0]), out = std::max<int64_t>(1, g.numel(r));
   return std::max<int64_t>(1, in / out);
 }
 
 int64_t reduction_input_numel(const Graph& g, NodeId r) {
   const auto ops = g.operands(r);
-  return ops.empty() ? 0 : g.node(ops[0]).out.numel();
+  return ops.empty() ? 0 : g.numel(ops[0]);
 }
 
 /// Membership of the two node sets of a merge question without hashing:
@@ -135,10 +135,10 @@ int64_t iteration_space(const Graph& g, std::span<const NodeId> nodes) {
   for (NodeId n : nodes) {
     const Primitive& p = g.node(n);
     if (!p.out.known) continue;
-    best = std::max(best, p.out.numel());
+    best = std::max(best, g.numel(n));
     if (p.op_class == OpClass::reduction || p.op_class == OpClass::contraction)
       for (NodeId o : g.operands(n))
-        if (g.node(o).out.known) best = std::max(best, g.node(o).out.numel());
+        if (g.node(o).out.known) best = std::max(best, g.numel(o));
   }
   return best;
 }
@@ -196,8 +196,12 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   FusionDecision out = FusionDecision::allow();
   NodeId any_p = kNoNode, any_c = kNoNode;
   // 1. Every crossing edge must be fusable.
+  // (Edges straight from the adjacency lists, not consumers(): a consumer
+  // reading twice is asked twice, with the same answer, and nothing is allocated.)
+  const BoostGraph& bg = g.boost();
   for (NodeId p : pg) {
-    for (NodeId c : g.consumers(p)) {
+    for (auto [it, end] = boost::out_edges(p, bg); it != end; ++it) {
+      const NodeId c = boost::target(*it, bg);
       if (!in_c_count(c)) continue;
       if (any_p == kNoNode) any_p = p, any_c = c;
       FusionDecision e = can_fuse_edge(g, p, c);
@@ -205,12 +209,13 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
     }
   }
   for (NodeId c : cg)
-    for (NodeId p : g.consumers(c))
-      if (in_p_count(p) && !in_c_count(p))
+    for (auto [it, end] = boost::out_edges(c, bg); it != end; ++it)
+      if (const NodeId p = boost::target(*it, bg); in_p_count(p) && !in_c_count(p))
         return FusionDecision::forbid(Blocker::cycle, q(g.node(c).name) + " feeds " + q(g.node(p).name) +
                                                           " and is fed by its group");
   if (any_p == kNoNode) any_p = pg.front(), any_c = cg.front();
-  const std::string edge = q(g.node(any_p).name) + " -> " + q(g.node(any_c).name);
+  // The edge named in a refusal; built only when one is given (this runs per candidate).
+  auto edge_name = [&] { return q(g.node(any_p).name) + " -> " + q(g.node(any_c).name); };
 
   auto find_class = [&](std::span<const NodeId> s, OpClass c) {
     for (NodeId n : s)
@@ -223,10 +228,10 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   // 2. Contractions: one per kernel, elementwise epilogues, cheap prologues.
   if (p_con != kNoNode && c_con != kNoNode)
     return FusionDecision::forbid(Blocker::iteration_space,
-                                  edge + ": both groups hold a contraction (" + g.node(p_con).name + ", " +
+                                  edge_name() + ": both groups hold a contraction (" + g.node(p_con).name + ", " +
                                       g.node(c_con).name + "); one library GEMM per kernel");
   if (p_con != kNoNode) {
-    const int64_t out_elems = g.node(p_con).out.numel();
+    const int64_t out_elems = g.numel(p_con);
     for (NodeId c : cg) {
       const Primitive& C = g.node(c);
       if (C.op_class == OpClass::reduction)
@@ -241,7 +246,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
     }
     if (dom_c > out_elems)
       return FusionDecision::forbid(Blocker::iteration_space,
-                                    edge + ": consumer broadcasts contraction output " + q(g.node(p_con).name) +
+                                    edge_name() + ": consumer broadcasts contraction output " + q(g.node(p_con).name) +
                                         " to a larger shape (" + std::to_string(dom_c) + " > " +
                                         std::to_string(out_elems) + " elements)");
   }
@@ -267,25 +272,25 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
     bool multipass = false;
     int64_t rows_out = -1, row_len = 0;
     for (NodeId r : reds) {
-      const int64_t out = g.node(r).out.numel();
+      const int64_t out = g.numel(r);
       const int64_t in = reduction_input_numel(g, r);
       if (rows_out < 0) rows_out = out, row_len = reduction_row(g, r);
       else if (out != rows_out || in != rows_out * row_len)
         return FusionDecision::forbid(Blocker::reduction_barrier,
-                                      edge + ": reductions " + q(g.node(reds[0]).name) + " and " + q(g.node(r).name) +
+                                      edge_name() + ": reductions " + q(g.node(reds[0]).name) + " and " + q(g.node(r).name) +
                                           " reduce different rows");
     }
     // A reduction result read back at the full row shape inside the merged group.
     for (NodeId r : reds)
       for (NodeId c : g.consumers(r))
-        if ((in_p_count(c) || in_c_count(c)) && g.node(c).out.numel() > g.node(r).out.numel()) multipass = true;
+        if ((in_p_count(c) || in_c_count(c)) && g.numel(c) > g.numel(r)) multipass = true;
     if (reds.size() > 1) multipass = true;
     if (multipass) {
       const NodeId r0 = reds.front();
       const double row_bytes = static_cast<double>(row_len) * dtype_bytes(g.node(r0).out.dtype);
       if (!fits_row_resident(row_bytes, d))
         return FusionDecision::forbid(Blocker::reduction_barrier,
-                                      edge + ": row of " + std::to_string(row_len) + " elements (" +
+                                      edge_name() + ": row of " + std::to_string(row_len) + " elements (" +
                                           std::to_string(static_cast<int64_t>(row_bytes)) + " bytes) of " +
                                           q(g.node(r0).name) + " does not fit one block on " + d.name +
                                           "; the normalisation needs a second pass");
@@ -297,12 +302,12 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
     for (NodeId p : pg)
       if (!is_cheap_class(g.node(p).op_class))
         return FusionDecision::forbid(Blocker::iteration_space,
-                                      edge + ": consumer broadcasts " + q(g.node(p).name) + " to a larger shape");
+                                      edge_name() + ": consumer broadcasts " + q(g.node(p).name) + " to a larger shape");
   }
 
   // 5. Cycles: a path from one group to the other through a third.
   if (check_cycles && (path_outside(g, side, true, pg, cg) || path_outside(g, side, false, cg, pg)))
-    return FusionDecision::forbid(Blocker::cycle, edge + ": another kernel lies on a path between the two groups");
+    return FusionDecision::forbid(Blocker::cycle, edge_name() + ": another kernel lies on a path between the two groups");
 
   for (NodeId p : pg)
     if (g.node(p).is_graph_output)
@@ -331,7 +336,7 @@ double resident_row_bytes(const Graph& g, std::span<const NodeId> nodes) {
   for (NodeId r : nodes) {
     if (g.node(r).op_class != OpClass::reduction || !g.node(r).out.known) continue;
     for (NodeId c : g.consumers(r))
-      if (in.count(c) && g.node(c).out.known && g.node(c).out.numel() > g.node(r).out.numel())
+      if (in.count(c) && g.node(c).out.known && g.numel(c) > g.numel(r))
         best = std::max(best, static_cast<double>(reduction_row(g, r)) * dtype_bytes(g.node(r).out.dtype));
   }
   return best;

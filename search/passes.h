@@ -1,6 +1,9 @@
 // Reusable search passes over a WorkState. Strategies compose them.
 #pragma once
 
+#include <span>
+#include <vector>
+
 #include "search/strategy.h"
 #include "search/work_state.h"
 
@@ -13,10 +16,21 @@ namespace fuseplan {
 /// Deterministic: ties broken by group ids.
 void greedy_vertical_pass(WorkState& ws, const SearchOptions& o, bool allow_duplication = true);
 
+/// greedy_vertical_pass resumed after a pass that changed only the groups
+/// `changed` (ids; dead ones ignored) of a state greedy_vertical_pass had
+/// left with no profitable merge: only pairs within one group of a changed
+/// group are priced at the start (every other pair's price is the one the
+/// earlier pass last saw, none profitable). Same result as the full pass,
+/// in time proportional to the change.
+void greedy_vertical_pass_around(WorkState& ws, const SearchOptions& o, std::span<const int> changed,
+                                 bool allow_duplication = true);
+
 /// Refinement: splits boundary primitives off multi-primitive groups and
 /// moves them to the neighbouring group (or keeps them alone) when that lowers
-/// the predicted total; escapes greedy mistakes. Returns the number of moves.
-int refine_pass(WorkState& ws, const SearchOptions& o);
+/// the predicted total; escapes greedy mistakes. Returns the number of moves;
+/// appends the ids of the groups the moves changed or created to `*changed`
+/// when given.
+int refine_pass(WorkState& ws, const SearchOptions& o, std::vector<int>* changed = nullptr);
 
 /// Horizontal fusion: merges independent launch-bound groups at the same
 /// depth of the group DAG into one launch (block-index dispatch) while the

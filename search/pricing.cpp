@@ -46,14 +46,38 @@ std::vector<std::vector<NodeId>> split_branches(const Graph& g, std::span<const 
   return out;
 }
 
+bool is_connected(const Graph& g, std::span<const NodeId> nodes) {
+  if (nodes.size() <= 1) return true;
+  thread_local std::vector<int> idx;  // NodeId -> position, -1 = not a member; reset before returning
+  thread_local std::vector<std::size_t> parent;
+  if (idx.size() < g.size()) idx.resize(g.size(), -1);
+  for (std::size_t i = 0; i < nodes.size(); ++i) idx[nodes[i]] = static_cast<int>(i);
+  parent.resize(nodes.size());
+  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto find = [&](std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::size_t components = nodes.size();
+  const BoostGraph& bg = g.boost();
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    for (auto [it, end] = boost::out_edges(nodes[i], bg); it != end; ++it) {
+      const int j = idx[boost::target(*it, bg)];
+      if (j < 0) continue;
+      const std::size_t a = find(i), b = find(static_cast<std::size_t>(j));
+      if (a != b) parent[a] = b, --components;
+    }
+  for (NodeId n : nodes) idx[n] = -1;
+  return components == 1;
+}
+
 void assign_kind(const Graph& g, Group& grp) {
-  auto comps = split_branches(g, grp.nodes);
-  if (comps.size() > 1) {
-    grp.kind = GroupKind::horizontal;
-    grp.branches = std::move(comps);
-  } else {
+  if (is_connected(g, grp.nodes)) {
     grp.kind = infer_group_kind(g, grp.nodes);
     grp.branches.clear();
+  } else {
+    grp.kind = GroupKind::horizontal;
+    grp.branches = split_branches(g, grp.nodes);
   }
 }
 

@@ -20,6 +20,11 @@ GroupCost price_set(const Graph& g, const DeviceSpec& d, std::span<const NodeId>
 /// horizontal group (one component = not horizontal).
 std::vector<std::vector<NodeId>> split_branches(const Graph& g, std::span<const NodeId> nodes);
 
+/// Whether `nodes` (non-empty, distinct) are one weakly connected component
+/// through edges inside the set: split_branches(g, nodes).size() == 1 without
+/// building the components (per-thread scratch; no allocation once warm).
+bool is_connected(const Graph& g, std::span<const NodeId> nodes);
+
 /// Kind of a node set: horizontal (with branches) when disconnected, else infer_group_kind.
 void assign_kind(const Graph& g, Group& grp);
 

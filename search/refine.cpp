@@ -44,13 +44,9 @@ bool plain_group(const WorkState& ws, int gid, const std::vector<int>& holders) 
   return true;
 }
 
-bool connected(const Graph& g, std::span<const NodeId> nodes) {
-  return !nodes.empty() && split_branches(g, nodes).size() == 1;
-}
-
 /// Single-primitive moves: split a boundary primitive off its group, keep it
 /// alone or move it into a neighbouring group, whichever is cheapest.
-int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& holders) {
+int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& holders, std::vector<int>& changed) {
   const Graph& g = ws.graph();
   const DeviceSpec& d = ws.device();
   int moves = 0;
@@ -88,7 +84,8 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
           ws.merge(gid, s);  // undo
           continue;
         }
-        if (best_target >= 0) ws.merge(best_target, s);
+        changed.push_back(gid);
+        changed.push_back(best_target >= 0 ? ws.merge(best_target, s) : s);
         ++moves;
         improved = true;
       }
@@ -104,7 +101,7 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
 /// intermediate step materialises an extra tensor (an epilogue chain that
 /// greedy fused as a prologue of the next kernel instead of into its
 /// contraction, or the reverse).
-int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& holders) {
+int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& holders, std::vector<int>& changed) {
   const Graph& g = ws.graph();
   const DeviceSpec& d = ws.device();
   const std::size_t cap = static_cast<std::size_t>(o.max_group_size);
@@ -125,7 +122,7 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
         Move best;
         auto consider = [&](int kind, std::size_t k, std::span<const NodeId> moved, std::vector<NodeId> a,
                             std::vector<NodeId> b) {
-          if (a.size() > cap || b.size() > cap || !connected(g, a) || !connected(g, b)) return;
+          if (a.size() > cap || b.size() > cap || a.empty() || b.empty() || !is_connected(g, a) || !is_connected(g, b)) return;
           const GroupCost ca = price_set(g, d, a), cb = price_set(g, d, b);
           const double gain = before - ca.predicted_us - cb.predicted_us;
           if (gain <= best.gain) return;
@@ -155,6 +152,8 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
         } else {
           for (std::size_t i = 0; i < best.k; ++i) ws.merge(p, ws.split_off(cn[i]));
         }
+        changed.push_back(p);
+        changed.push_back(c);
         ++moves;
         improved = true;
       }
@@ -165,10 +164,12 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
 }
 }  // namespace
 
-int refine_pass(WorkState& ws, const SearchOptions& o) {
+int refine_pass(WorkState& ws, const SearchOptions& o, std::vector<int>* changed) {
   const std::vector<int> holders = holder_counts(ws);  // moves below never change them
-  int moves = single_moves(ws, o, holders);
-  moves += recut_moves(ws, o, holders);
+  std::vector<int> local;
+  std::vector<int>& out = changed ? *changed : local;
+  int moves = single_moves(ws, o, holders, out);
+  moves += recut_moves(ws, o, holders, out);
   return moves;
 }
 

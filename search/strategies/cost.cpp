@@ -27,7 +27,8 @@ constexpr std::size_t kXlaStartMaxPrimitives = 4096;
 
 void improve(WorkState& ws, const SearchOptions& o) {
   greedy_vertical_pass(ws, o, /*allow_duplication=*/true);
-  if (refine_pass(ws, o) > 0) greedy_vertical_pass(ws, o, true);
+  std::vector<int> changed;
+  if (refine_pass(ws, o, &changed) > 0) greedy_vertical_pass_around(ws, o, changed, true);
   horizontal_pass(ws, o);
 }
 
