@@ -62,7 +62,7 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, spill = -1, calls = -1, contraction = -1, other = -1;
+  int launch = 0, spill = -1, calls = -1, contraction = -1, other = -1, transcendental = -1;
   int first_level = 1, levels = 0;
 
   explicit Layout(const DeviceSpec& d) {
@@ -100,6 +100,11 @@ struct Layout {
     other = static_cast<int>(names.size());
     names.push_back("e_cmp");
     level_of_col.push_back(-2);
+    if (!d.is_gpu()) {  // CPU: scalar libm calls (GPU: SFU, priced through e_cmp)
+      transcendental = static_cast<int>(names.size());
+      names.push_back("e_transcendental");
+      level_of_col.push_back(-2);
+    }
   }
   int size() const { return static_cast<int>(names.size()); }
   int column_of_level(int cache_idx) const {
@@ -122,6 +127,8 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   if (L.calls >= 0) x[L.calls] = d.gemm_call_us;
   x[L.contraction] = safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
   x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
+  if (L.transcendental >= 0)
+    x[L.transcendental] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * costmodel_detail::transcendental_efficiency(d));
   return x;
 }
 
@@ -141,7 +148,12 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
     mem[L.spill] = f.spill_bytes_raw;
   }
   cmp[L.contraction] = f.flops_contraction;
-  cmp[L.other] = f.flops_other;
+  if (L.transcendental >= 0) {
+    cmp[L.other] = f.flops_other - f.flops_transcendental;
+    cmp[L.transcendental] = f.flops_transcendental;
+  } else {
+    cmp[L.other] = f.flops_other;
+  }
   if (L.calls >= 0) mem[L.calls] = cmp[L.calls] = f.gemm_calls;  // additive, like launch
 }
 
@@ -220,6 +232,7 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.flops_other = fl.other;
   f.occupancy = c.occupancy;
   f.gemm_calls = fl.gemm_calls;
+  f.flops_transcendental = fl.transcendental;
   return f;
 }
 
@@ -228,6 +241,8 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
   Eigen::RowVectorXd mem, cmp;
   rows_of(f, d, L, mem, cmp);
   Eigen::VectorXd x = params_of(d, L);
+  if (L.transcendental < 0 && f.flops_transcendental > 0 && d.e_transcendental > 0)  // GPU device set by hand
+    cmp[L.other] += f.flops_transcendental * (d.e_cmp / d.e_transcendental - 1);
   // Launch and GEMM calls are outside the roofline max (both rows hold them).
   double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us);
   double t_mem = mem.dot(x) - t_fixed, t_cmp = cmp.dot(x) - t_fixed;
@@ -480,6 +495,14 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     }
     note_source("e_contraction", fc);
     note_source("e_cmp", fo);
+  }
+  if (L.transcendental >= 0) {
+    double et = safe_div(kUsPerFlopAtTFLOPs, x[L.transcendental] * d.fp32_TFLOPs);
+    auto ft = add(L.transcendental, costmodel_detail::transcendental_efficiency(prior), et, rel(L.transcendental));
+    // Held: keep the prior's setting (0 = follow e_cmp); fitted: the value
+    // against the (possibly raised) fp32 peak written above.
+    d.e_transcendental = ft.held ? prior.e_transcendental : ft.value;
+    note_source("e_transcendental", ft);
   }
   res.device = d;
   return res;

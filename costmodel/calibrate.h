@@ -23,6 +23,7 @@ struct CostFeatures {
   double flops_other = 0;        // FLOP-equivalents at the FP32 peak
   double occupancy = 1;          // GPU: resident fraction (1 on CPU)
   double gemm_calls = 0;         // library GEMM calls (GroupCost::gemm_calls)
+  double flops_transcendental = 0;  // the part of flops_other from transcendental ops
 };
 
 /// The features of `grp` as cost(g, grp, d) sees them (spill and occupancy

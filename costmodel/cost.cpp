@@ -225,7 +225,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   }
   double peak_c = d.tensor_TFLOPs > 0 ? d.tensor_TFLOPs : d.fp32_TFLOPs;
   double t_contraction = safe_div(f.contraction * kUsPerFlopAtTFLOPs, peak_c * d.e_contraction);
-  double t_other = safe_div(f.other * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
+  // Transcendental FLOPs at their own efficiency (= e_cmp unless set).
+  double t_other = safe_div((f.other - f.transcendental) * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp) +
+                   safe_div(f.transcendental * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * transcendental_efficiency(d));
   c.t_compute_us = t_contraction + t_other;
   c.launch_us = d.launch_us;
   // Per-call overhead of the library GEMMs inside the kernel (serial set-up
@@ -268,7 +270,11 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
        " GB/s × e_mem " + num(d.e_mem, 2) + (d.is_gpu() ? " × occupancy factor " + num(occ_factor, 2) : "") + "))\n";
   b += "t_compute = " + num(c.t_compute_us, 3) + " us (contraction " + num(f.contraction) + " / (" + num(peak_c, 1) +
        " TFLOP/s × e_contraction " + num(d.e_contraction, 2) + ") + other " + num(f.other) + " / (" +
-       num(d.fp32_TFLOPs, 1) + " TFLOP/s × e_cmp " + num(d.e_cmp, 2) + "))\n";
+       num(d.fp32_TFLOPs, 1) + " TFLOP/s × e_cmp " + num(d.e_cmp, 2) + ")" +
+       (f.transcendental > 0 && d.e_transcendental > 0
+            ? ", of which transcendental " + num(f.transcendental) + " at e_transcendental " + num(d.e_transcendental, 3)
+            : std::string()) +
+       ")\n";
   b += "launch = " + num(c.launch_us, 3) + " us\n";
   if (c.gemm_calls > 0)
     b += "gemm_calls = " + num(c.gemm_calls) + " × " + num(d.gemm_call_us, 3) + " us = " + num(c.t_calls_us, 3) + " us\n";

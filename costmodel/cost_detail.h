@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,11 +47,17 @@ struct GroupFlops {
   double contraction = 0;     // FLOP-equivalents of contraction nodes (tensor/GEMM peak)
   double other = 0;           // everything else (FP32 peak)
   double gemm_calls = 0;      // library GEMM calls of the contraction nodes (batch of a MatMul, N·group of a Conv)
+  double transcendental = 0;  // the part of `other` from transcendental ops (is_transcendental)
   std::vector<double> times;  // per position in GroupView::order: times computed
   double total() const { return contraction + other; }
 };
 /// Σ primitive_flops × times computed (see costmodel/README.md).
 GroupFlops group_flops(const GroupView& v);
+/// Whether primitive op `op` is a transcendental function (exp, log, tanh,
+/// erf, sin, cos, pow and the ops built on them): libm calls on the CPU.
+bool is_transcendental(std::string_view op);
+/// Effective efficiency of transcendental FLOPs on d (e_transcendental, or e_cmp when 0).
+inline double transcendental_efficiency(const DeviceSpec& d) { return d.e_transcendental > 0 ? d.e_transcendental : d.e_cmp; }
 /// Library GEMM calls the CPU runtime makes for contraction node n
 /// (emit/cpu/runtime.h): a MatMul's broadcast batch count, a Conv's N·group;
 /// 0 for other nodes and ConvTranspose (a direct loop nest).

@@ -99,6 +99,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "e_mem", d.e_mem, false, ctx);
   get_number(j, "e_cmp", d.e_cmp, false, ctx);
   get_number(j, "e_contraction", d.e_contraction, false, ctx);
+  get_number(j, "e_transcendental", d.e_transcendental, false, ctx);  // absent: 0 = e_cmp
   get_number(j, "spill_penalty", d.spill_penalty, false, ctx);
   get_number(j, "min_occupancy_for_full_bw", d.min_occupancy_for_full_bw, false, ctx);
 
@@ -150,6 +151,8 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   if (d.max_regs_per_thread <= 0) throw Error(ctx + ": field 'max_regs_per_thread' must be positive");
   for (auto [key, v] : {std::pair{"e_mem", d.e_mem}, {"e_cmp", d.e_cmp}, {"e_contraction", d.e_contraction}})
     if (!(v > 0 && v <= 1.5)) throw Error(ctx + ": field '" + key + "' must be in (0, 1.5], got " + json(v).dump());
+  if (!(d.e_transcendental >= 0 && d.e_transcendental <= 1.5))
+    throw Error(ctx + ": field 'e_transcendental' must be in [0, 1.5] (0 = e_cmp), got " + json(d.e_transcendental).dump());
   return d;
 }
 
@@ -242,6 +245,7 @@ std::string device_to_json(const DeviceSpec& d) {
   j["e_mem"] = d.e_mem;
   j["e_cmp"] = d.e_cmp;
   j["e_contraction"] = d.e_contraction;
+  j["e_transcendental"] = d.e_transcendental;
   j["spill_penalty"] = d.spill_penalty;
   j["min_occupancy_for_full_bw"] = d.min_occupancy_for_full_bw;
   j["calibrated"] = d.calibrated;

@@ -55,6 +55,12 @@ struct DeviceSpec {
   double e_mem = 0.85;            // achievable fraction of DRAM bandwidth at full occupancy
   double e_cmp = 0.7;             // achievable fraction of FP32 peak for elementwise math
   double e_contraction = 0.6;     // achievable fraction of tensor/FP32 peak for GEMM/conv
+  // Achievable fraction of FP32 peak for the FLOP-equivalents of
+  // transcendental ops (exp, log, tanh, erf, sin, cos, pow, sigmoid,
+  // softplus, elu; costmodel/flops.cpp). 0 = e_cmp (default: no separate
+  // term). The CPU backend calls scalar libm for them (-fno-fast-math), far
+  // below the vector mul/add rate e_cmp describes; calibration fits it on CPU devices.
+  double e_transcendental = 0;
   double spill_penalty = 1.0;     // multiplier on spill (local-memory) traffic
   double min_occupancy_for_full_bw = 0.5;  // below this occupancy bandwidth drops linearly
 

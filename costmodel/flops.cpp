@@ -61,6 +61,13 @@ constexpr double kResizeLinear = 8;
 // ReduceMean / AveragePool: one extra multiply by 1/count per output.
 constexpr double kMeanScale = 1;
 
+// Transcendental ops: std::exp/log/tanh/erf/sin/cos/pow (and sigmoid,
+// softplus, elu built on exp/log) are scalar libm calls in the CPU backend
+// (emit/op_attrs.cpp, compiled -fno-fast-math: no vector libm); Sqrt and Div
+// are vector instructions and stay ordinary FLOPs.
+constexpr std::string_view kTranscendental[] = {"Exp", "Log", "Sin", "Cos", "Tanh", "Erf",
+                                                "Sigmoid", "Softplus", "Elu", "Pow"};
+
 double elementwise_per_elem(std::string_view op) {
   for (const OpFlops& f : kElementwise)
     if (f.op == op) return f.per_elem;
@@ -105,6 +112,12 @@ std::pair<double, double> gemm_mn(const Graph& g, NodeId n) {
 }
 
 }  // namespace
+
+bool costmodel_detail::is_transcendental(std::string_view op) {
+  for (std::string_view t : kTranscendental)
+    if (t == op) return true;
+  return false;
+}
 
 double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
@@ -257,9 +270,12 @@ GroupFlops group_flops(const GroupView& v) {
   for (std::size_t i = 0; i < k; ++i) {
     NodeId n = v.order[i];
     double f = primitive_flops(g, n) * out.times[i];
-    const bool contraction = g.node(n).op_class == OpClass::contraction;
+    const Primitive& p = g.node(n);
+    const bool contraction = p.op_class == OpClass::contraction;
     (contraction ? out.contraction : out.other) += f;
     if (contraction) out.gemm_calls += gemm_calls(g, n);
+    else if (f > 0 && (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && is_transcendental(p.op))
+      out.transcendental += f;
   }
   return out;
 }

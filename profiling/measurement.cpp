@@ -112,6 +112,7 @@ std::string record_to_json(const MeasurementRecord& r) {
                     {"flops_other", f.flops_other},
                     {"occupancy", f.occupancy},
                     {"gemm_calls", f.gemm_calls},
+                    {"flops_transcendental", f.flops_transcendental},
                     {"level", r.level},
                     {"t_mem_us", r.t_mem_us},
                     {"t_compute_us", r.t_compute_us},
@@ -167,6 +168,8 @@ MeasurementRecord record_from_json(const std::string& line) {
   // Records written before the per-GEMM-call term have no gemm_calls: 0
   // (no call overhead priced); re-measure, or re-derive with the model file.
   r.features.gemm_calls = get_or<double>(p, "gemm_calls", 0);
+  // Likewise flops_transcendental: 0 (all of flops_other priced at e_cmp).
+  r.features.flops_transcendental = get_or<double>(p, "flops_transcendental", 0);
   r.level = get_or<std::string>(p, "level", "");
   r.t_mem_us = get_or<double>(p, "t_mem_us", 0);
   r.t_compute_us = get_or<double>(p, "t_compute_us", 0);

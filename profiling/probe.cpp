@@ -556,6 +556,10 @@ ProbeResult run_probe(std::ostream* log) {
   d.graph_launch_us = 0;
   d.sources["graph_launch_us"] = "0: no CUDA graphs on the CPU backend";
   d.gemm_call_us = 0;
+  d.e_transcendental = 0;
+  d.sources["e_transcendental"] =
+      "0: transcendental FLOP-equivalents at e_cmp (uncalibrated); the CPU backend calls scalar libm for "
+      "exp/log/tanh/erf/sin/cos/pow (-fno-fast-math), fuseplan calibrate fits their own efficiency, docs/calibration.md";
   d.sources["gemm_call_us"] =
       "0: no per-call term in the uncalibrated model (the probe does not measure it); fuseplan calibrate fits it "
       "(us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles) from measured "

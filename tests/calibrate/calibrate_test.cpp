@@ -28,6 +28,7 @@ DeviceSpec truth_device() {
   d.e_contraction = 0.25;
   d.spill_penalty = 2.0;
   d.gemm_call_us = 1.5;  // prior 0: a fit that ignored the calls would fail
+  d.e_transcendental = 0.05;  // prior 0 (= e_cmp 0.7): libm calls far slower
   return d;
 }
 
@@ -41,10 +42,13 @@ double cap(const DeviceSpec& d, const std::string& level) {
 // with spills), compute-bound contractions and transcendental-heavy loops,
 // launch-bound tiny groups. Times: the cost model's own prediction on the true
 // device × lognormal noise of sigma `noise`.
-// With `batched_gemms`, every other contraction is a batch of small GEMMs
-// (attention heads, depthwise convs): 8-300 library calls, few FLOPs.
+// With `cpu_terms`, every other contraction is a batch of small GEMMs
+// (attention heads, depthwise convs): 8-300 library calls, few FLOPs; and
+// the math-heavy groups hold a random share of transcendental FLOPs.
 std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double noise, unsigned seed,
-                                         bool batched_gemms = false) {
+                                         bool cpu_terms = false) {
+  const bool batched_gemms = cpu_terms;
+  std::mt19937_64 rng_t(seed + 1);  // own stream: the other groups' draws stay as without cpu_terms
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> eps(0, noise);
@@ -70,6 +74,7 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
       case 5:  // elementwise / transcendental-heavy
         f.bytes_read = logu(1e4, 2e5);
         f.flops_other = logu(1e6, 1e8);
+        if (cpu_terms) f.flops_transcendental = f.flops_other * (i / 7 % 3) * 0.45 * u(rng_t);
         break;
       case 6:  // spilling loop at L2
         f.bytes_read = logu(1.2 * l1, 0.3 * l2);
@@ -90,6 +95,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "e_contraction") return t.e_contraction;
   if (name == "spill_penalty") return t.spill_penalty;
   if (name == "gemm_call_us") return t.gemm_call_us;
+  if (name == "e_transcendental") return t.e_transcendental;
   for (const auto& c : t.caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -103,8 +109,9 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 9u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, contraction, other
+  ASSERT_EQ(r.parameters.size(), 10u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, contraction, other, transcendental
   EXPECT_EQ(prior.gemm_call_us, 0);
+  EXPECT_EQ(prior.e_transcendental, 0);
   for (const auto& p : r.parameters) {
     SCOPED_TRACE(p.name);
     EXPECT_FALSE(p.held) << p.note;
@@ -154,18 +161,22 @@ TEST(Calibrate, HoldsParametersNoMeasurementExercises) {
 }
 
 TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
-  // Measurements without the feature (gemm_calls = 0, as records written
-  // before it are read): gemm_call_us has no support and keeps its prior.
-  CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth_device(), 140, 0.02, 13));
-  bool seen = false;
+  // Measurements without the features (gemm_calls = flops_transcendental =
+  // 0, as records written before them are read): gemm_call_us and
+  // e_transcendental have no support and keep their priors.
+  const DeviceSpec prior = load_device("host-cpu");
+  CalibrationResult r = calibrate(prior, synthetic(truth_device(), 140, 0.02, 13));
+  int seen = 0;
   for (const auto& p : r.parameters)
-    if (p.name == "gemm_call_us") {
-      seen = true;
-      EXPECT_TRUE(p.held);
-      EXPECT_EQ(p.support, 0);
-      EXPECT_EQ(p.value, 0);
+    if (p.name == "gemm_call_us" || p.name == "e_transcendental") {
+      ++seen;
+      EXPECT_TRUE(p.held) << p.name;
+      EXPECT_EQ(p.support, 0) << p.name;
+      EXPECT_EQ(p.value, p.name == "gemm_call_us" ? 0 : prior.e_cmp) << p.name;  // 0 = follow e_cmp
     }
-  EXPECT_TRUE(seen);
+  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(r.device.gemm_call_us, 0);
+  EXPECT_EQ(r.device.e_transcendental, 0);
 }
 
 TEST(Calibrate, RefusesTooFewMeasurements) {
@@ -252,7 +263,7 @@ TEST(Calibrate, RefusesNonPositiveTimes) {
 TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
   for (const std::string dev : {"host-cpu", "h200", "host-cpu+calls"}) {
     DeviceSpec d = load_device(dev == "host-cpu+calls" ? "host-cpu" : dev);
-    if (dev == "host-cpu+calls") d.gemm_call_us = 2.5;  // the per-call term too
+    if (dev == "host-cpu+calls") d.gemm_call_us = 2.5, d.e_transcendental = 0.04;  // the CPU terms too
     for (const char* ex : {"bert_base_layer", "resnet50_bottleneck", "mobilenetv2_inverted_residual"}) {
       ImportOptions io;
       io.batch = 2;

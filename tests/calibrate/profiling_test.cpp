@@ -39,7 +39,7 @@ MeasurementRecord sample_record() {
   r.device = "host-cpu";
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
-  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12};
+  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512};
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -67,6 +67,7 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.spill_bytes_raw, 64);
   EXPECT_EQ(b.features.flops_contraction, 1e6);
   EXPECT_EQ(b.features.gemm_calls, 12);
+  EXPECT_EQ(b.features.flops_transcendental, 512);
   EXPECT_EQ(b.cycles, -1);  // not measured stays absent
   EXPECT_EQ(b.llc_misses, 100);
   EXPECT_TRUE(b.flushed);
@@ -81,6 +82,10 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
   old.erase(pos, old.find(',', pos + 1) - pos);
   ASSERT_EQ(old.find("gemm_calls"), std::string::npos) << old;
   EXPECT_EQ(record_from_json(old).features.gemm_calls, 0);
+  const auto pt = old.find(",\"flops_transcendental\":");
+  ASSERT_NE(pt, std::string::npos) << old;
+  old.erase(pt, old.find(',', pt + 1) - pt);
+  EXPECT_EQ(record_from_json(old).features.flops_transcendental, 0);
 }
 
 TEST(Records, StatisticPicksMedianOrMin) {

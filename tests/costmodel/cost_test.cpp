@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "costmodel/cost.h"
+#include "costmodel/cost_detail.h"
 #include "tests/costmodel/cost_test_util.h"
 
 namespace fuseplan {
@@ -368,6 +369,31 @@ TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
   EXPECT_DOUBLE_EQ(c2.t_calls_us, 24);
   EXPECT_DOUBLE_EQ(c2.predicted_us, c0.predicted_us + 24);
   EXPECT_NE(c2.breakdown.find("gemm_calls = 12 × 2.000 us = 24.000 us"), std::string::npos) << c2.breakdown;
+}
+
+// Transcendental FLOPs (Tanh: 16 per element) at e_transcendental when set;
+// at e_cmp by default (0), so default predictions do not change.
+TEST(CostCpu, TranscendentalFlopsAtTheirOwnEfficiency) {
+  constexpr int64_t S = 65536;
+  GraphBuilder b;
+  NodeId x = b.input("x", {S});
+  NodeId t = b.op("t", "Tanh", OpClass::elementwise, {S}, {x});
+  NodeId y = b.op("y", "Mul", OpClass::broadcast, {S}, {t, x});
+  Graph g = b.finish({y});
+  Group grp = make_group(g, {"t", "y"});
+  DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s = 1e6 FLOP/us, e_cmp 0.7
+  GroupCost c0 = cost(g, grp, d);
+  EXPECT_DOUBLE_EQ(c0.flops, 17.0 * S);  // tanh 16 + mul 1 per element
+  EXPECT_DOUBLE_EQ(c0.t_compute_us, 17.0 * S / (1e6 * 0.7));
+  d.e_transcendental = 0.05;
+  GroupCost c1 = cost(g, grp, d);
+  EXPECT_DOUBLE_EQ(c1.flops, c0.flops);
+  EXPECT_NEAR(c1.t_compute_us, 1.0 * S / (1e6 * 0.7) + 16.0 * S / (1e6 * 0.05), 1e-9);
+  EXPECT_EQ(c1.bound, "compute");
+  // Sqrt and Div are vector instructions, not transcendental.
+  EXPECT_TRUE(costmodel_detail::is_transcendental("Erf"));
+  EXPECT_FALSE(costmodel_detail::is_transcendental("Sqrt"));
+  EXPECT_FALSE(costmodel_detail::is_transcendental("Div"));
 }
 
 TEST(CostExplain, BreakdownOnlyWhenAsked) {
