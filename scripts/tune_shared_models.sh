@@ -57,7 +57,7 @@ for m in $order; do
   case $rc in
     0) status=complete ;;
     130 | 124) status="time limit ${limit}s" ;;
-    137) status="time limit ${limit}s (killed: no phase boundary within 30 s)" ;;
+    137) status="time limit ${limit}s (killed: did not stop within 30 s of SIGINT)" ;;
     *) status="failed: $(grep -m1 'fuseplan:' "$out/$m.log" | cut -c1-120)" ;;
   esac
   # One row per finished batch size, from summary.md (written after each).
