@@ -36,9 +36,9 @@ double work_elems(const Graph& g, NodeId n) {
   if (p.op_class == OpClass::reduction && p.op != "MaxPool" && p.op != "AveragePool") {
     const BoostGraph& bg = g.boost();
     for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
-      if (bg[*it].operand == 0) return static_cast<double>(g.node(boost::source(*it, bg)).out.numel());
+      if (bg[*it].operand == 0) return static_cast<double>(g.numel(boost::source(*it, bg)));
   }
-  return static_cast<double>(p.out.numel());
+  return static_cast<double>(g.numel(n));
 }
 
 namespace {
@@ -48,7 +48,7 @@ std::pair<double, double> widest_row(const GroupView& v) {
   for (NodeId n : v.order) {
     const Primitive& p = v.g.node(n);
     if (p.op_class != OpClass::reduction) continue;
-    double out = static_cast<double>(p.out.numel());
+    double out = static_cast<double>(v.g.numel(n));
     if (out <= 0) continue;
     double row = work_elems(v.g, n) / out;
     const BoostGraph& bg = v.g.boost();
@@ -175,9 +175,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   std::sort(inputs.begin(), inputs.end());
   inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
   double read = 0, written = 0;
-  for (NodeId n : inputs) read += static_cast<double>(g.node(n).out.bytes());
+  for (NodeId n : inputs) read += static_cast<double>(g.bytes(n));
   for (NodeId n : grp.materialised)
-    if (g.node(n).op_class != OpClass::source) written += static_cast<double>(g.node(n).out.bytes());
+    if (g.node(n).op_class != OpClass::source) written += static_cast<double>(g.bytes(n));
   // A multipass group whose row fits no block re-reads its inputs once per
   // reduction pass (the search should not form it: reduction_barrier).
   double passes = 1;

@@ -101,7 +101,7 @@ double matmul_k(const Graph& g, NodeId n) {
 // Output dims M and N of a MatMul/Conv as an implicit GEMM (batch folded into M).
 std::pair<double, double> gemm_mn(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
-  double numel = static_cast<double>(p.out.numel());
+  double numel = static_cast<double>(g.numel(n));
   if (p.op == "MatMul") {
     double nn = p.out.rank() >= 1 ? static_cast<double>(p.out.shape.back()) : 1;
     return {nn > 0 ? numel / nn : 0, nn};
@@ -129,7 +129,7 @@ double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
     double m = 1;
     if (a && a->rank() >= 2) m = static_cast<double>(p.attr_int("transA", 0) ? a->shape[a->rank() - 1] : a->shape[a->rank() - 2]);
     double nn = p.out.rank() >= 1 ? static_cast<double>(p.out.shape.back()) : 1;
-    double numel = static_cast<double>(p.out.numel());
+    double numel = static_cast<double>(g.numel(n));
     return m > 0 && nn > 0 && numel > 0 ? std::max(1.0, std::round(numel / (m * nn))) : 0;
   }
   if (p.op == "Conv") {
@@ -143,7 +143,7 @@ double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
 double primitive_flops(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (!p.out.known) return 0;
-  double out = static_cast<double>(p.out.numel());
+  double out = static_cast<double>(g.numel(n));
   switch (p.op_class) {
     case OpClass::source:
     case OpClass::reshape:
@@ -205,8 +205,8 @@ bool is_anchor(OpClass c) {
 // times over its output) that c needs.
 double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
   const Primitive& cp = g.node(c);
-  double n_elems = static_cast<double>(g.node(n).out.numel());
-  double c_elems = static_cast<double>(cp.out.numel());
+  double n_elems = static_cast<double>(g.numel(n));
+  double c_elems = static_cast<double>(g.numel(c));
   switch (cp.op_class) {
     case OpClass::reduction:
       if (cp.op == "MaxPool" || cp.op == "AveragePool")  // every window re-reads
@@ -257,7 +257,7 @@ GroupFlops group_flops(const GroupView& v) {
   for (std::size_t r = k; r-- > 0;) {
     NodeId n = v.order[r];
     if (anchored[r]) continue;
-    double n_elems = static_cast<double>(g.node(n).out.numel());
+    double n_elems = static_cast<double>(g.numel(n));
     double need = 0;
     for (auto [it, end] = boost::out_edges(n, bg); it != end; ++it) {
       NodeId c = boost::target(*it, bg);

@@ -156,7 +156,7 @@ RegisterEstimate estimate_gpu(const GroupView& v, const DeviceSpec& d) {
       r.accumulator_regs = static_cast<int>(kTileM * kTileN / kTileThreads * acc_bytes / kBytesPerReg);
       r.extra_regs = r.accumulator_regs + kGpuOperandFragmentRegs;
       r.live_regs = peak_live(v, all_positions(v), 1, kBytesPerReg);  // epilogue: one accumulator at a time
-      double out_elems = c == kNoNode ? 0 : static_cast<double>(v.g.node(c).out.numel());
+      double out_elems = c == kNoNode ? 0 : static_cast<double>(v.g.numel(c));
       r.threads = out_elems / (kTileM * kTileN) * kTileThreads;
       break;
     }
