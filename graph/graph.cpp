@@ -1,6 +1,7 @@
 #include "graph/graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <sstream>
 #include <unordered_set>
@@ -139,11 +140,15 @@ NodeId Graph::add_node(Primitive p) {
   std::string nm = p.name;
   NodeId v = boost::add_vertex(std::move(p), g_);
   by_name_.emplace(std::move(nm), v);
+  adjacency_cached_ = false;
+  revision_ = 0;
   return v;
 }
 
 void Graph::add_use(NodeId producer, NodeId consumer, int operand) {
   boost::add_edge(producer, consumer, Use{operand}, g_);
+  adjacency_cached_ = false;
+  revision_ = 0;
 }
 
 void Graph::finalize() {
@@ -166,6 +171,23 @@ void Graph::finalize() {
       // Left uncached: numel()/bytes() throw when (and if) someone asks.
     }
   }
+  operands_.assign(size(), {});
+  consumers_.assign(size(), {});
+  std::vector<std::pair<int, NodeId>> ops;
+  for (NodeId n = 0; n < size(); ++n) {
+    ops.clear();
+    for (auto [it, end] = boost::in_edges(n, g_); it != end; ++it) ops.emplace_back(g_[*it].operand, boost::source(*it, g_));
+    std::sort(ops.begin(), ops.end());
+    operands_[n].reserve(ops.size());
+    for (auto& [i, p] : ops) operands_[n].push_back(p);
+    auto& cs = consumers_[n];
+    for (auto [it, end] = boost::out_edges(n, g_); it != end; ++it) cs.push_back(boost::target(*it, g_));
+    std::sort(cs.begin(), cs.end());
+    cs.erase(std::unique(cs.begin(), cs.end()), cs.end());
+  }
+  adjacency_cached_ = true;
+  static std::atomic<uint64_t> next_revision{0};
+  revision_ = ++next_revision;
 }
 
 NodeId Graph::find(std::string_view nm) const {
@@ -179,23 +201,14 @@ NodeId Graph::at(std::string_view nm) const {
   return n;
 }
 
-std::vector<NodeId> Graph::operands(NodeId n) const {
-  std::vector<std::pair<int, NodeId>> ops;
-  for (auto [it, end] = boost::in_edges(n, g_); it != end; ++it)
-    ops.emplace_back(g_[*it].operand, boost::source(*it, g_));
-  std::sort(ops.begin(), ops.end());
-  std::vector<NodeId> out;
-  out.reserve(ops.size());
-  for (auto& [i, p] : ops) out.push_back(p);
-  return out;
+const std::vector<NodeId>& Graph::operands(NodeId n) const {
+  if (!adjacency_cached_) throw Error("graph '" + name + "' changed since finalize(): call finalize() before operands()");
+  return operands_[n];
 }
 
-std::vector<NodeId> Graph::consumers(NodeId n) const {
-  std::vector<NodeId> out;
-  for (auto [it, end] = boost::out_edges(n, g_); it != end; ++it) out.push_back(boost::target(*it, g_));
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+const std::vector<NodeId>& Graph::consumers(NodeId n) const {
+  if (!adjacency_cached_) throw Error("graph '" + name + "' changed since finalize(): call finalize() before consumers()");
+  return consumers_[n];
 }
 
 bool Graph::has_indirect_path(NodeId p, NodeId c) const {

@@ -120,16 +120,27 @@ class Graph {
 
   std::size_t size() const { return boost::num_vertices(g_); }
   const Primitive& node(NodeId n) const { return g_[n]; }
-  Primitive& node_mut(NodeId n) { return g_[n]; }
+  /// Mutable primitive: call finalize() again after changing what it computes.
+  Primitive& node_mut(NodeId n) {
+    revision_ = 0;
+    return g_[n];
+  }
+  /// Identifies the graph's content as of the last finalize(): a number no
+  /// other finalize() in this process returned (copies share it); 0 before
+  /// finalize() or after node_mut(). Lets per-node caches outside the graph
+  /// (the cost model's) know when to start over.
+  uint64_t revision() const { return revision_; }
   /// kNoNode if absent.
   NodeId find(std::string_view name) const;
   /// Throws Error naming the primitive if absent.
   NodeId at(std::string_view name) const;
 
-  /// Operands of n, ordered by operand index (a tensor read twice appears twice).
-  std::vector<NodeId> operands(NodeId n) const;
-  /// Distinct consumers of n, in ascending id order.
-  std::vector<NodeId> consumers(NodeId n) const;
+  /// Operands of n, ordered by operand index (a tensor read twice appears
+  /// twice). Cached by finalize() (the search asks per candidate); throws
+  /// Error when the graph changed since (add_node/add_use without finalize()).
+  const std::vector<NodeId>& operands(NodeId n) const;
+  /// Distinct consumers of n, in ascending id order (cached as operands()).
+  const std::vector<NodeId>& consumers(NodeId n) const;
   std::size_t num_uses(NodeId n) const { return boost::out_degree(n, g_); }
 
   /// node(n).out.numel() and .bytes(), cached by finalize() (the search asks
@@ -165,6 +176,9 @@ class Graph {
     int64_t numel = -1, bytes = -1;  // -1: not cached
   };
   std::vector<Sizes> sizes_;  // per node, filled by finalize()
+  std::vector<std::vector<NodeId>> operands_, consumers_;  // per node, filled by finalize()
+  bool adjacency_cached_ = false;  // operands_/consumers_ match the edges
+  uint64_t revision_ = 0;
 };
 
 /// Number of primitives per op class that are not sources, and sources separately.

@@ -49,3 +49,59 @@ TEST(GraphSizes, HandComputedAndOverflowing) {
 
 }  // namespace
 }  // namespace fuseplan
+
+namespace fuseplan {
+namespace {
+
+Primitive prim(const std::string& name, const std::string& op, OpClass c, std::vector<int64_t> shape) {
+  Primitive p;
+  p.name = name;
+  p.op = op;
+  p.op_class = c;
+  if (c == OpClass::source) p.source = SourceKind::graph_input;
+  p.out = {DType::f32, std::move(shape)};
+  return p;
+}
+
+// operands()/consumers() are cached by finalize(): the cache follows the
+// edges (operand order, repeated reads, distinct consumers), a graph edited
+// after finalize() refuses to answer from a stale cache, and revision()
+// changes with every finalize() and drops to 0 on edits.
+TEST(GraphAdjacency, CachedOperandsAndConsumersFollowTheEdges) {
+  Graph g;
+  const NodeId x = g.add_node(prim("x", "Input", OpClass::source, {8}));
+  const NodeId y = g.add_node(prim("y", "Input", OpClass::source, {8}));
+  const NodeId sub = g.add_node(prim("sub", "Sub", OpClass::elementwise, {8}));
+  const NodeId sq = g.add_node(prim("sq", "Mul", OpClass::elementwise, {8}));
+  g.add_use(y, sub, 1);  // added out of operand order on purpose
+  g.add_use(x, sub, 0);
+  g.add_use(sub, sq, 0);
+  g.add_use(sub, sq, 1);  // sub read twice
+  EXPECT_EQ(g.revision(), 0u);
+  EXPECT_THROW(g.operands(sub), Error);
+  g.finalize();
+  const uint64_t r1 = g.revision();
+  EXPECT_NE(r1, 0u);
+  EXPECT_EQ(g.operands(sub), (std::vector<NodeId>{x, y}));
+  EXPECT_EQ(g.operands(sq), (std::vector<NodeId>{sub, sub}));
+  EXPECT_EQ(g.consumers(sub), (std::vector<NodeId>{sq}));
+  EXPECT_EQ(g.consumers(x), (std::vector<NodeId>{sub}));
+  EXPECT_TRUE(g.consumers(sq).empty());
+
+  const NodeId out = g.add_node(prim("out", "Relu", OpClass::elementwise, {8}));
+  g.add_use(sq, out, 0);
+  EXPECT_EQ(g.revision(), 0u);
+  EXPECT_THROW(g.consumers(sq), Error);
+  g.finalize();
+  EXPECT_NE(g.revision(), 0u);
+  EXPECT_NE(g.revision(), r1);
+  EXPECT_EQ(g.consumers(sq), (std::vector<NodeId>{out}));
+
+  const Graph copy = g;  // same content, same revision
+  EXPECT_EQ(copy.revision(), g.revision());
+  g.node_mut(out).op = "Neg";
+  EXPECT_EQ(g.revision(), 0u);
+}
+
+}  // namespace
+}  // namespace fuseplan
