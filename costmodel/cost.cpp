@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -50,7 +51,7 @@ std::pair<double, double> widest_row(const GroupView& v) {
     if (p.op_class != OpClass::reduction) continue;
     double out = static_cast<double>(v.g.numel(n));
     if (out <= 0) continue;
-    double row = work_elems(v.g, n) / out;
+    double row = node_facts(v.g, n).work_elems / out;
     const BoostGraph& bg = v.g.boost();
     double elem_bytes = static_cast<double>(dtype_bytes(p.out.dtype));
     for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
@@ -102,17 +103,23 @@ double cpu_l1_bw(const DeviceSpec& d) {
 
 double safe_div(double a, double b) { return b > 0 ? a / b : 0; }
 
+// printf("%.*f") text (std::to_chars is specified to match it), without
+// printf's format parsing: every plan formats a dozen numbers per group.
 std::string num(double x, int decimals = 0) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-  return buf;
+  char buf[400];  // the longest finite double in fixed notation: 309 digits + sign + decimals
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, decimals);
+  if (ec != std::errc{}) {
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+    return buf;
+  }
+  return std::string(buf, end);
 }
 
 std::string tensor_list(const Graph& g, const std::vector<NodeId>& ns) {
   std::string s;
   for (NodeId n : ns) {
     if (!s.empty()) s += ", ";
-    s += g.node(n).name + ": " + num(static_cast<double>(g.node(n).out.bytes()));
+    s += g.node(n).name + ": " + num(static_cast<double>(g.bytes(n)));
   }
   return s;
 }

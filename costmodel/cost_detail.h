@@ -37,6 +37,25 @@ struct GroupView {
 /// fused prologue runs once per reduction step), its output otherwise.
 double work_elems(const Graph& g, NodeId n);
 
+/// Numbers of one primitive that depend on it alone, whatever group holds it.
+struct NodeFacts {
+  double flops = 0;             // primitive_flops(g, n)
+  double gemm_calls = 0;        // gemm_calls(g, n)
+  double work_elems = 0;        // work_elems(g, n)
+  bool transcendental = false;  // elementwise/broadcast op with is_transcendental(op)
+  // As a consumer, the recomputation it asks of a fused producer (group_flops):
+  bool is_pool = false;         // MaxPool / AveragePool: every window re-reads
+  double pool_window = 1;       // window elements (product of kernel_shape)
+  double prologue_taps = 1;     // contraction: im2col taps per element of operand 0
+  double prologue_tiles = 1;    // contraction: output tiles along N re-reading operand 0 (>= 1)
+  double weight_tiles = 1;      // contraction: output tiles along M re-reading operand 1 (>= 1)
+};
+/// NodeFacts of n, memoised per thread for the last graph revision asked
+/// about (Graph::revision(); revision 0 is computed every time): the search
+/// prices each primitive in thousands of candidate groups. Throws as
+/// primitive_flops (a count that overflows).
+NodeFacts node_facts(const Graph& g, NodeId n);
+
 /// Row length (elements) of the widest reduction in the group, 0 if none.
 double reduction_row_elems(const GroupView& v);
 /// Bytes of that row (row elements × the reduced input's element size).

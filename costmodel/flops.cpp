@@ -191,6 +191,61 @@ double primitive_flops(const Graph& g, NodeId n) {
 namespace costmodel_detail {
 
 namespace {
+// NodeFacts' consumer half: the factors demand() multiplies by.
+void consumer_facts(const Graph& g, NodeId c, NodeFacts& f) {
+  const Primitive& cp = g.node(c);
+  if (cp.op_class == OpClass::reduction && (cp.op == "MaxPool" || cp.op == "AveragePool")) {
+    f.is_pool = true;
+    f.pool_window = prod(cp.attr_ints("kernel_shape"));
+  }
+  if (cp.op_class != OpClass::contraction) return;
+  // Prologue: recomputed once per output tile that reads it.
+  auto [m, nn] = gemm_mn(g, c);
+  f.prologue_tiles = std::max(1.0, std::ceil(nn / kTileN));
+  f.weight_tiles = std::max(1.0, std::ceil(m / kTileM));
+  // Conv: each input element feeds R·S/stride taps of the im2col matrix.
+  if (cp.op == "Conv") {
+    const BoostGraph& bg = g.boost();
+    for (auto [it, end] = boost::in_edges(c, bg); it != end; ++it) {
+      if (bg[*it].operand != 0) continue;
+      const double n_elems = static_cast<double>(g.numel(boost::source(*it, bg)));
+      const TensorType* w = operand_type(g, c, 1);
+      double group = static_cast<double>(cp.attr_int("group", 1));
+      if (w && w->rank() >= 2 && n_elems > 0) f.prologue_taps = std::max(1.0, m * prod(w->shape, 1) * group / n_elems);
+      break;
+    }
+  }
+}
+}  // namespace
+
+NodeFacts node_facts(const Graph& g, NodeId n) {
+  auto compute = [&] {
+    const Primitive& p = g.node(n);
+    NodeFacts f;
+    f.flops = primitive_flops(g, n);
+    f.gemm_calls = gemm_calls(g, n);
+    f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
+    f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && is_transcendental(p.op);
+    consumer_facts(g, n, f);
+    return f;
+  };
+  if (g.revision() == 0) return compute();
+  thread_local uint64_t revision = 0;
+  thread_local std::vector<NodeFacts> facts;
+  thread_local std::vector<char> known;
+  if (revision != g.revision()) {
+    revision = g.revision();
+    facts.assign(g.size(), NodeFacts{});
+    known.assign(g.size(), 0);
+  }
+  if (!known[n]) {
+    facts[n] = compute();
+    known[n] = 1;
+  }
+  return facts[n];
+}
+
+namespace {
 
 // Anchored values are computed once per element of their own output and kept
 // (registers / shared memory): reductions, contractions, stateful or untraced
@@ -202,32 +257,22 @@ bool is_anchor(OpClass c) {
 }
 
 // Evaluations of producer n (operand k of consumer c, c computed `c_times`
-// times over its output) that c needs.
+// times over its output) that c needs. (The products keep their order: the
+// factors come from node_facts(c).)
 double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
   const Primitive& cp = g.node(c);
   double n_elems = static_cast<double>(g.numel(n));
   double c_elems = static_cast<double>(g.numel(c));
   switch (cp.op_class) {
-    case OpClass::reduction:
-      if (cp.op == "MaxPool" || cp.op == "AveragePool")  // every window re-reads
-        return c_times * c_elems * prod(cp.attr_ints("kernel_shape"));
+    case OpClass::reduction: {
+      const NodeFacts cf = node_facts(g, c);
+      if (cf.is_pool) return c_times * c_elems * cf.pool_window;  // every window re-reads
       return c_times * n_elems;  // once per reduction step
+    }
     case OpClass::contraction: {
-      // Prologue: recomputed once per output tile that reads it.
-      auto [m, nn] = gemm_mn(g, c);
-      if (k == 0) {
-        double tiles_n = std::ceil(nn / kTileN);
-        // Conv: each input element feeds R·S/stride taps of the im2col matrix.
-        double taps = 1;
-        if (cp.op == "Conv") {
-          const TensorType* w = operand_type(g, c, 1);
-          double group = static_cast<double>(cp.attr_int("group", 1));
-          if (w && w->rank() >= 2 && n_elems > 0)
-            taps = std::max(1.0, m * prod(w->shape, 1) * group / n_elems);
-        }
-        return c_times * n_elems * taps * std::max(1.0, tiles_n);
-      }
-      if (k == 1) return c_times * n_elems * std::max(1.0, std::ceil(m / kTileM));
+      const NodeFacts cf = node_facts(g, c);
+      if (k == 0) return c_times * n_elems * cf.prologue_taps * cf.prologue_tiles;
+      if (k == 1) return c_times * n_elems * cf.weight_tiles;
       return c_times * n_elems;
     }
     default:
@@ -269,13 +314,12 @@ GroupFlops group_flops(const GroupView& v) {
   }
   for (std::size_t i = 0; i < k; ++i) {
     NodeId n = v.order[i];
-    double f = primitive_flops(g, n) * out.times[i];
-    const Primitive& p = g.node(n);
-    const bool contraction = p.op_class == OpClass::contraction;
+    const NodeFacts nf = node_facts(g, n);
+    double f = nf.flops * out.times[i];
+    const bool contraction = g.node(n).op_class == OpClass::contraction;
     (contraction ? out.contraction : out.other) += f;
-    if (contraction) out.gemm_calls += gemm_calls(g, n);
-    else if (f > 0 && (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && is_transcendental(p.op))
-      out.transcendental += f;
+    if (contraction) out.gemm_calls += nf.gemm_calls;
+    else if (f > 0 && nf.transcendental) out.transcendental += f;
   }
   return out;
 }

@@ -51,33 +51,48 @@ int peak_live(const GroupView& v, const std::vector<int>& subset, double elems, 
     double b = static_cast<double>(dtype_bytes(g.node(n).out.dtype));
     return std::max(1, static_cast<int>(std::ceil(elems * b / reg_bytes)));
   };
-  std::vector<char> in_subset(v.order.size(), 0);
+  // Per-thread scratch (the search prices hundreds of thousands of groups).
+  thread_local std::vector<char> in_subset;
+  thread_local std::vector<int> last_use;
+  struct External {
+    NodeId node;
+    int last_use;
+    bool loaded;
+  };
+  thread_local std::vector<External> ext;    // values read from outside the subset
+  thread_local std::vector<int> ext_index;   // NodeId -> index in ext, -1: none (reset below)
+  if (ext_index.size() < g.size()) ext_index.resize(g.size(), -1);
+  in_subset.assign(v.order.size(), 0);
   for (int p : subset) in_subset[p] = 1;
   // Last use (position) of every in-group value and every external input.
-  std::vector<int> last_use(v.order.size(), -1);
-  std::vector<std::pair<NodeId, int>> ext_last;  // (external node, last use)
+  last_use.assign(v.order.size(), -1);
+  ext.clear();
   for (int p : subset)
     for (auto [it, end] = boost::in_edges(v.order[p], bg); it != end; ++it) {
       NodeId o = boost::source(*it, bg);
       int op = v.pos(o);
       if (op >= 0 && in_subset[op]) {
         last_use[op] = std::max(last_use[op], p);
+      } else if (ext_index[o] < 0) {
+        ext_index[o] = static_cast<int>(ext.size());
+        ext.push_back({o, p, false});
       } else {
-        auto e = std::find_if(ext_last.begin(), ext_last.end(), [&](auto& x) { return x.first == o; });
-        if (e == ext_last.end()) ext_last.emplace_back(o, p);
-        else e->second = std::max(e->second, p);
+        External& e = ext[ext_index[o]];
+        e.last_use = std::max(e.last_use, p);
       }
     }
-  std::vector<NodeId> loaded;
   int live = 0, peak = 0;
   for (int p : subset) {
     NodeId n = v.order[p];
     for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
       NodeId o = boost::source(*it, bg);
       int op = v.pos(o);
-      if ((op < 0 || !in_subset[op]) && std::find(loaded.begin(), loaded.end(), o) == loaded.end()) {
-        loaded.push_back(o);
-        live += width(o);
+      if (op < 0 || !in_subset[op]) {
+        External& e = ext[ext_index[o]];
+        if (!e.loaded) {
+          e.loaded = true;
+          live += width(o);
+        }
       }
     }
     live += width(n);
@@ -89,12 +104,13 @@ int peak_live(const GroupView& v, const std::vector<int>& subset, double elems, 
       if (op >= 0 && in_subset[op]) {
         if (last_use[op] == p) { live -= width(o); last_use[op] = -2; }
       } else {
-        auto e = std::find_if(ext_last.begin(), ext_last.end(), [&](auto& x) { return x.first == o; });
-        if (e != ext_last.end() && e->second == p) { live -= width(o); e->second = -2; }
+        External& e = ext[ext_index[o]];
+        if (e.last_use == p) { live -= width(o); e.last_use = -2; }
       }
     }
     if (last_use[p] == -1) live -= width(n);
   }
+  for (const External& e : ext) ext_index[e.node] = -1;
   return peak;
 }
 
@@ -136,7 +152,7 @@ std::vector<std::vector<int>> branch_positions(const GroupView& v) {
 double iteration_space(const GroupView& v) {
   double it = 0;
   for (NodeId n : v.order)
-    if (v.g.node(n).op_class != OpClass::source) it = std::max(it, work_elems(v.g, n));
+    if (v.g.node(n).op_class != OpClass::source) it = std::max(it, node_facts(v.g, n).work_elems);
   return it;
 }
 

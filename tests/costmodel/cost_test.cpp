@@ -406,5 +406,21 @@ TEST(CostExplain, BreakdownOnlyWhenAsked) {
   EXPECT_DOUBLE_EQ(c.predicted_us, cost(g, grp, h100()).predicted_us);
 }
 
+// The per-node FLOP memo (costmodel_detail::node_facts) follows the graph's
+// revision: an op changed with node_mut() and finalize() again is priced as
+// the new op (Exp: 8 FLOP-equivalents per element, Relu: 1), and a second
+// graph interleaved with the first is never answered from the first's memo.
+TEST(CostFlops, PerNodeMemoFollowsTheGraphRevision) {
+  Graph g = bias_relu();
+  Graph other = bias_relu();
+  const Group y = make_group(g, {"y"});
+  EXPECT_DOUBLE_EQ(cost(g, y, h100()).flops, NC);  // Relu: 1 per element
+  g.node_mut(g.at("y")).op = "Exp";
+  g.finalize();
+  EXPECT_DOUBLE_EQ(cost(g, y, h100()).flops, 8 * NC);
+  EXPECT_DOUBLE_EQ(cost(other, make_group(other, {"y"}), h100()).flops, NC);
+  EXPECT_DOUBLE_EQ(cost(g, y, h100()).flops, 8 * NC);
+}
+
 }  // namespace
 }  // namespace fuseplan
