@@ -127,23 +127,32 @@ struct GroupDag {
     }
   }
   /// A path p -> x -> ... -> c through another kernel x (merging p and c would close a cycle).
-  bool has_indirect_path(int p, int c) const {
-    std::vector<int> stack;
-    std::vector<char> seen(succ.size(), 0);
+  bool has_indirect_path(int p, int c) {
+    // seen_[v] == epoch_: visited in this query (no per-query clearing).
+    if (seen_.size() != succ.size() || ++epoch_ == 0) {
+      seen_.assign(succ.size(), 0);
+      epoch_ = 1;
+    }
+    stack_.clear();
     for (int x : succ[p])
-      if (x != c && x < c) stack.push_back(x);
-    while (!stack.empty()) {
-      int v = stack.back();
-      stack.pop_back();
-      if (seen[v]) continue;
-      seen[v] = 1;
+      if (x != c && x < c) stack_.push_back(x);
+    while (!stack_.empty()) {
+      int v = stack_.back();
+      stack_.pop_back();
+      if (seen_[v] == epoch_) continue;
+      seen_[v] = epoch_;
       for (int w : succ[v]) {
         if (w == c) return true;
-        if (w < c && !seen[w]) stack.push_back(w);
+        if (w < c && seen_[w] != epoch_) stack_.push_back(w);
       }
     }
     return false;
   }
+
+ private:
+  std::vector<uint32_t> seen_;
+  uint32_t epoch_ = 0;
+  std::vector<int> stack_;
 };
 }  // namespace
 
@@ -152,7 +161,7 @@ std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, c
   for (const auto& grp : plan.groups)
     for (NodeId n : grp.nodes)
       if (home[n] < 0) home[n] = grp.id;
-  const GroupDag dag(g, plan, home);
+  GroupDag dag(g, plan, home);
   std::map<std::pair<int, int>, GroupCost> merged_cost;  // one pricing per pair of kernels
   std::vector<DecisionRecord> out;
   for (NodeId c : g.topo_order()) {

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cstdint>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "search/legality.h"
@@ -111,12 +113,19 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
     int kind = -1;  // 0: suffix of P into C, 1: prefix of C into P
     std::size_t k = 0;
   };
+  // A pair's answer depends only on the two node sets (both groups plain:
+  // price_set, legality and cost_of read nothing else), so a pair that found
+  // no move is not asked again until one of its groups changes.
+  std::unordered_map<uint64_t, std::pair<int, int>> no_move;  // (p, c) -> their versions then
   for (int round = 0; round < 2; ++round) {
     bool improved = false;
     for (int c : ws.alive_groups()) {
       if (!ws.alive(c) || !plain_group(ws, c, holders)) continue;
       for (int p : ws.producer_groups(c)) {
         if (!ws.alive(c) || !ws.alive(p) || p == c || !plain_group(ws, p, holders)) continue;
+        const uint64_t key = static_cast<uint64_t>(static_cast<uint32_t>(p)) << 32 | static_cast<uint32_t>(c);
+        const std::pair<int, int> versions{ws.version(p), ws.version(c)};
+        if (auto it = no_move.find(key); it != no_move.end() && it->second == versions) continue;
         const std::vector<NodeId> pn = ws.nodes(p), cn = ws.nodes(c);
         const double before = ws.cost_of(p).predicted_us + ws.cost_of(c).predicted_us;
         Move best;
@@ -146,7 +155,10 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
           a.insert(a.end(), moved.begin(), moved.end());
           consider(1, k, moved, std::move(a), std::move(b));
         }
-        if (best.kind < 0) continue;
+        if (best.kind < 0) {
+          no_move[key] = versions;
+          continue;
+        }
         if (best.kind == 0) {
           for (std::size_t i = pn.size() - best.k; i < pn.size(); ++i) ws.merge(c, ws.split_off(pn[i]));
         } else {

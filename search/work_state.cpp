@@ -16,6 +16,8 @@ bool has(std::span<const NodeId> v, NodeId x) { return std::find(v.begin(), v.en
 WorkState::WorkState(const Graph& g, const DeviceSpec& d) : g_(g), d_(d) {
   home_.assign(g.size(), -1);
   copies_.resize(g.size());
+  is_source_.resize(g.size());
+  for (NodeId n = 0; n < g.size(); ++n) is_source_[n] = g.node(n).op_class == OpClass::source;
   for (NodeId n : g.topo_order()) {
     if (g.node(n).op_class == OpClass::source) continue;
     const int gid = static_cast<int>(nodes_.size());
@@ -64,7 +66,7 @@ std::vector<int> WorkState::producer_groups(int gid) const {
   for (NodeId n : nodes_[gid])
     for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
       const NodeId o = boost::source(*it, bg);
-      if (g_.node(o).op_class == OpClass::source || holds(gid, o)) continue;
+      if (is_source_[o] || holds(gid, o)) continue;
       out.push_back(home_[o]);
     }
   return sorted_unique(std::move(out));

@@ -70,6 +70,7 @@ class WorkState {
   std::vector<std::vector<NodeId>> nodes_;   // per group, topological order
   std::vector<char> alive_;
   std::vector<int> version_;
+  std::vector<char> is_source_;              // node -> op_class == source (read per edge)
   std::vector<int> home_;                    // node -> group computing and writing it
   std::vector<std::vector<int>> copies_;     // node -> all groups holding it (home first)
   std::vector<GroupCost> cost_cache_;
