@@ -66,7 +66,7 @@ std::vector<int> WorkState::producer_groups(int gid) const {
   for (NodeId n : nodes_[gid])
     for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
       const NodeId o = boost::source(*it, bg);
-      if (is_source_[o] || holds(gid, o)) continue;
+      if (is_source_[o] || home_[o] == gid || holds(gid, o)) continue;  // home_: the common case without a copies_ lookup
       out.push_back(home_[o]);
     }
   return sorted_unique(std::move(out));
