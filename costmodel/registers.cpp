@@ -52,65 +52,77 @@ int peak_live(const GroupView& v, const std::vector<int>& subset, double elems, 
     return std::max(1, static_cast<int>(std::ceil(elems * b / reg_bytes)));
   };
   // Per-thread scratch (the search prices hundreds of thousands of groups).
-  thread_local std::vector<char> in_subset;
-  thread_local std::vector<int> last_use;
   struct External {
     NodeId node;
     int last_use;
     bool loaded;
+    int width;
   };
+  struct Read {  // one operand edge of a subset node, resolved once
+    int pos;     // position in the view (in the subset), or -1
+    int ext;     // index in ext when pos < 0
+  };
+  thread_local std::vector<char> in_subset;
+  thread_local std::vector<int> last_use, pos_width;
   thread_local std::vector<External> ext;    // values read from outside the subset
   thread_local std::vector<int> ext_index;   // NodeId -> index in ext, -1: none (reset below)
+  thread_local std::vector<Read> reads;      // operand edges of subset[0], subset[1], ... in edge order
+  thread_local std::vector<int> reads_begin; // subset index -> first entry in reads (+ one end entry)
   if (ext_index.size() < g.size()) ext_index.resize(g.size(), -1);
   in_subset.assign(v.order.size(), 0);
   for (int p : subset) in_subset[p] = 1;
   // Last use (position) of every in-group value and every external input.
   last_use.assign(v.order.size(), -1);
+  pos_width.assign(v.order.size(), 0);
   ext.clear();
-  for (int p : subset)
+  reads.clear();
+  reads_begin.clear();
+  for (int p : subset) {
+    reads_begin.push_back(static_cast<int>(reads.size()));
+    pos_width[p] = width(v.order[p]);
     for (auto [it, end] = boost::in_edges(v.order[p], bg); it != end; ++it) {
       NodeId o = boost::source(*it, bg);
       int op = v.pos(o);
       if (op >= 0 && in_subset[op]) {
         last_use[op] = std::max(last_use[op], p);
-      } else if (ext_index[o] < 0) {
-        ext_index[o] = static_cast<int>(ext.size());
-        ext.push_back({o, p, false});
+        reads.push_back({op, -1});
       } else {
-        External& e = ext[ext_index[o]];
-        e.last_use = std::max(e.last_use, p);
-      }
-    }
-  int live = 0, peak = 0;
-  for (int p : subset) {
-    NodeId n = v.order[p];
-    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
-      NodeId o = boost::source(*it, bg);
-      int op = v.pos(o);
-      if (op < 0 || !in_subset[op]) {
-        External& e = ext[ext_index[o]];
-        if (!e.loaded) {
-          e.loaded = true;
-          live += width(o);
+        if (ext_index[o] < 0) {
+          ext_index[o] = static_cast<int>(ext.size());
+          ext.push_back({o, p, false, width(o)});
+        } else {
+          External& e = ext[ext_index[o]];
+          e.last_use = std::max(e.last_use, p);
         }
+        reads.push_back({-1, ext_index[o]});
       }
     }
-    live += width(n);
-    peak = std::max(peak, live);
-    // Free what dies here: operands at their last use, n if unused later.
-    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
-      NodeId o = boost::source(*it, bg);
-      int op = v.pos(o);
-      if (op >= 0 && in_subset[op]) {
-        if (last_use[op] == p) { live -= width(o); last_use[op] = -2; }
-      } else {
-        External& e = ext[ext_index[o]];
-        if (e.last_use == p) { live -= width(o); e.last_use = -2; }
-      }
-    }
-    if (last_use[p] == -1) live -= width(n);
   }
+  reads_begin.push_back(static_cast<int>(reads.size()));
   for (const External& e : ext) ext_index[e.node] = -1;
+  int live = 0, peak = 0;
+  for (std::size_t i = 0; i < subset.size(); ++i) {
+    const int p = subset[i];
+    const Read* r0 = reads.data() + reads_begin[i];
+    const Read* r1 = reads.data() + reads_begin[i + 1];
+    for (const Read* r = r0; r != r1; ++r)
+      if (r->pos < 0 && !ext[r->ext].loaded) {
+        ext[r->ext].loaded = true;
+        live += ext[r->ext].width;
+      }
+    live += pos_width[p];
+    peak = std::max(peak, live);
+    // Free what dies here: operands at their last use, p if unused later.
+    for (const Read* r = r0; r != r1; ++r) {
+      if (r->pos >= 0) {
+        if (last_use[r->pos] == p) { live -= pos_width[r->pos]; last_use[r->pos] = -2; }
+      } else {
+        External& e = ext[r->ext];
+        if (e.last_use == p) { live -= e.width; e.last_use = -2; }
+      }
+    }
+    if (last_use[p] == -1) live -= pos_width[p];
+  }
   return peak;
 }
 
