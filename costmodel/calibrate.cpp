@@ -13,6 +13,7 @@
 #include <ctime>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include <Eigen/Dense>
 
@@ -26,6 +27,7 @@ namespace {
 // µs per byte at 1 GB/s, and per FLOP at 1 TFLOP/s (as in cost.cpp).
 constexpr double kUsPerByteAtGBps = 1e-3;
 constexpr double kUsPerFlopAtTFLOPs = 1e-6;
+constexpr double kUsPerNs = 1e-3;
 
 double safe_div(double a, double b) { return b > 0 ? a / b : 0; }
 
@@ -62,7 +64,7 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, spill = -1, calls = -1, contraction = -1, other = -1, transcendental = -1;
+  int launch = 0, spill = -1, calls = -1, contraction = -1, other = -1, transcendental = -1, reduce = -1, select = -1, pool = -1;
   int first_level = 1, levels = 0;
 
   explicit Layout(const DeviceSpec& d) {
@@ -104,6 +106,16 @@ struct Layout {
       transcendental = static_cast<int>(names.size());
       names.push_back("e_transcendental");
       level_of_col.push_back(-2);
+      // CPU backend: serial reduction, max/min and pooling steps (compute regime).
+      reduce = static_cast<int>(names.size());
+      names.push_back("reduce_step_ns");
+      level_of_col.push_back(-2);
+      select = static_cast<int>(names.size());
+      names.push_back("select_step_ns");
+      level_of_col.push_back(-2);
+      pool = static_cast<int>(names.size());
+      names.push_back("pool_step_ns");
+      level_of_col.push_back(-2);
     }
   }
   int size() const { return static_cast<int>(names.size()); }
@@ -129,6 +141,9 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
   if (L.transcendental >= 0)
     x[L.transcendental] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * costmodel_detail::transcendental_efficiency(d));
+  if (L.reduce >= 0) x[L.reduce] = d.reduce_step_ns * kUsPerNs;
+  if (L.select >= 0) x[L.select] = d.select_step_ns * kUsPerNs;
+  if (L.pool >= 0) x[L.pool] = d.pool_step_ns * kUsPerNs;
   return x;
 }
 
@@ -155,6 +170,9 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
     cmp[L.other] = f.flops_other;
   }
   if (L.calls >= 0) mem[L.calls] = cmp[L.calls] = f.gemm_calls;  // additive, like launch
+  if (L.reduce >= 0) cmp[L.reduce] = f.reduction_steps;
+  if (L.select >= 0) cmp[L.select] = f.select_steps;
+  if (L.pool >= 0) cmp[L.pool] = f.pool_steps;
 }
 
 // Lawson–Hanson non-negative least squares: min |A x - b|, x >= 0.
@@ -233,6 +251,9 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.occupancy = c.occupancy;
   f.gemm_calls = fl.gemm_calls;
   f.flops_transcendental = fl.transcendental;
+  f.reduction_steps = fl.reduction_steps;
+  f.select_steps = fl.select_steps;
+  f.pool_steps = fl.pool_steps;
   return f;
 }
 
@@ -246,6 +267,9 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
   // Launch and GEMM calls are outside the roofline max (both rows hold them).
   double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us);
   double t_mem = mem.dot(x) - t_fixed, t_cmp = cmp.dot(x) - t_fixed;
+  if (L.reduce < 0)  // GPU device with the CPU terms set by hand: priced as cost() does
+    t_cmp += (f.reduction_steps * d.reduce_step_ns + f.select_steps * d.select_step_ns + f.pool_steps * d.pool_step_ns) *
+             kUsPerNs;
   return std::max(t_mem, t_cmp) + t_fixed;
 }
 
@@ -271,10 +295,21 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   for (int i = 0; i < n; ++i) rows_of(samples[i].features, prior, L, mem[i], cmp[i]);
 
   std::vector<int> regime(n, -1);  // 0 memory, 1 compute
+  // A compute-only column whose prior is 0 (the CPU per-step terms) is no
+  // knowledge that the term is small: in the first assignment a group that
+  // carries such a fitted feature starts in the compute regime, so the first
+  // solve can estimate it (with 0 it could never pull a group out of the
+  // memory regime); later rounds re-assign with the estimate.
+  std::vector<char> unknown(p, 0);
+  for (int j : {L.reduce, L.select, L.pool})
+    if (j >= 0 && x_prior[j] == 0 && std::find(o.hold.begin(), o.hold.end(), L.names[j]) == o.hold.end()) unknown[j] = 1;
+  bool first_assignment = true;
   auto assign = [&] {
     bool changed = false;
     for (int i = 0; i < n; ++i) {
-      int r = mem[i].dot(x) >= cmp[i].dot(x) ? 0 : 1;
+      bool carries_unknown = false;
+      for (int j = 0; j < p && first_assignment; ++j) carries_unknown = carries_unknown || (unknown[j] && cmp[i][j] != 0);
+      int r = carries_unknown ? 1 : mem[i].dot(x) >= cmp[i].dot(x) ? 0 : 1;
       changed = changed || r != regime[i];
       regime[i] = r;
     }
@@ -295,6 +330,7 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     int iteration = 0;
   } best;
   assign();
+  first_assignment = false;
   for (res.iterations = 1; res.iterations <= o.max_iterations; ++res.iterations) {
     // Support: measurements whose regime row uses the parameter.
     std::fill(support.begin(), support.end(), 0);
@@ -382,6 +418,7 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
       throw DegenerateParameter("degenerate fit: " + L.names[cols[k]] + " was estimated at its bound 0 (" +
                                     (cols[k] == L.launch  ? std::string("no dispatch overhead")
                                      : cols[k] == L.calls ? std::string("no per-call overhead")
+                                     : cols[k] == L.reduce || cols[k] == L.select || cols[k] == L.pool ? std::string("no per-step cost")
                                                           : std::string("infinite throughput")) +
                                     "); the measurements do not identify it: keep its prior with --hold " +
                                     L.names[cols[k]],
@@ -503,6 +540,16 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     // against the (possibly raised) fp32 peak written above.
     d.e_transcendental = ft.held ? prior.e_transcendental : ft.value;
     note_source("e_transcendental", ft);
+  }
+  for (auto [col, prior_v, dst] : {std::tuple{L.reduce, prior.reduce_step_ns, &d.reduce_step_ns},
+                                   std::tuple{L.select, prior.select_step_ns, &d.select_step_ns},
+                                   std::tuple{L.pool, prior.pool_step_ns, &d.pool_step_ns}}) {
+    if (col < 0) continue;
+    auto fp = add(col, prior_v, x[col] / kUsPerNs, 0);  // x in µs per step, the device in ns
+    fp.std_error = fp.held ? 0 : se_x[col] / kUsPerNs;
+    res.parameters.back().std_error = fp.std_error;
+    *dst = fp.value;
+    note_source(L.names[col], fp);
   }
   res.device = d;
   return res;

@@ -24,6 +24,9 @@ struct CostFeatures {
   double occupancy = 1;          // GPU: resident fraction (1 on CPU)
   double gemm_calls = 0;         // library GEMM calls (GroupCost::gemm_calls)
   double flops_transcendental = 0;  // the part of flops_other from transcendental ops
+  double reduction_steps = 0;    // serial accumulation steps of emitted reductions (× DeviceSpec::reduce_step_ns)
+  double select_steps = 0;       // steps of emitted ReduceMax/ReduceMin chains (× DeviceSpec::select_step_ns)
+  double pool_steps = 0;         // window elements of MaxPool/AveragePool (× DeviceSpec::pool_step_ns)
 };
 
 /// The features of `grp` as cost(g, grp, d) sees them (spill and occupancy

@@ -80,6 +80,7 @@ constexpr double kRegBytes = 4;
 // µs per byte at 1 GB/s, and per FLOP at 1 TFLOP/s.
 constexpr double kUsPerByteAtGBps = 1e-3;
 constexpr double kUsPerFlopAtTFLOPs = 1e-6;
+constexpr double kUsPerNs = 1e-3;
 
 bool is_core_private(const std::string& name) {  // L1/L2 capacities are per core
   return name.size() == 2 && std::toupper(static_cast<unsigned char>(name[0])) == 'L' && (name[1] == '1' || name[1] == '2');
@@ -235,7 +236,11 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // Transcendental FLOPs at their own efficiency (= e_cmp unless set).
   double t_other = safe_div((f.other - f.transcendental) * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp) +
                    safe_div(f.transcendental * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * transcendental_efficiency(d));
-  c.t_compute_us = t_contraction + t_other;
+  // Serial reduction, max/min and pooling steps (CPU backend; 0 unless the
+  // device sets them).
+  double t_serial =
+      (f.reduction_steps * d.reduce_step_ns + f.select_steps * d.select_step_ns + f.pool_steps * d.pool_step_ns) * kUsPerNs;
+  c.t_compute_us = t_contraction + t_other + t_serial;
   c.launch_us = d.launch_us;
   // Per-call overhead of the library GEMMs inside the kernel (serial set-up
   // outside the roofline, like launch; d.gemm_call_us = 0 leaves it out).
@@ -281,6 +286,10 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
        (f.transcendental > 0 && d.e_transcendental > 0
             ? ", of which transcendental " + num(f.transcendental) + " at e_transcendental " + num(d.e_transcendental, 3)
             : std::string()) +
+       (t_serial > 0 ? " + reduction steps " + num(f.reduction_steps) + " × " + num(d.reduce_step_ns, 3) +
+                           " ns + max/min steps " + num(f.select_steps) + " × " + num(d.select_step_ns, 3) +
+                           " ns + pool steps " + num(f.pool_steps) + " × " + num(d.pool_step_ns, 3) + " ns"
+                     : std::string()) +
        ")\n";
   b += "launch = " + num(c.launch_us, 3) + " us\n";
   if (c.gemm_calls > 0)

@@ -67,11 +67,22 @@ struct GroupFlops {
   double other = 0;           // everything else (FP32 peak)
   double gemm_calls = 0;      // library GEMM calls of the contraction nodes (batch of a MatMul, N·group of a Conv)
   double transcendental = 0;  // the part of `other` from transcendental ops (is_transcendental)
+  double reduction_steps = 0; // serial steps of emitted adding reductions (sum/mean/prod) × times computed:
+                              // per output, the row length beyond kReduceOverlapSteps
+  double select_steps = 0;    // reduced input elements of emitted ReduceMax/ReduceMin × times computed
+  double pool_steps = 0;      // window elements of MaxPool/AveragePool (output × kernel window) × times computed
   std::vector<double> times;  // per position in GroupView::order: times computed
   double total() const { return contraction + other; }
 };
 /// Σ primitive_flops × times computed (see costmodel/README.md).
 GroupFlops group_flops(const GroupView& v);
+/// Steps at the start of each reduction row that overlap the previous row's
+/// chain: the out-of-order window (a reorder buffer of ~256-512 µops, 4-8
+/// µops per emitted step) runs the next row's first steps in the shadow of
+/// the previous row's adds. Set from two training groups of
+/// results/calibration (bert_base_layer probs/sum, rows of 128: 0.27 ns per
+/// reduced element; ln var, rows of 768: 0.44 ns), not fitted.
+inline constexpr double kReduceOverlapSteps = 64;
 /// Whether primitive op `op` is a transcendental function (exp, log, tanh,
 /// erf, sin, cos, pow and the ops built on them): libm calls on the CPU.
 bool is_transcendental(std::string_view op);

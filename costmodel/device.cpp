@@ -100,6 +100,9 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "e_cmp", d.e_cmp, false, ctx);
   get_number(j, "e_contraction", d.e_contraction, false, ctx);
   get_number(j, "e_transcendental", d.e_transcendental, false, ctx);  // absent: 0 = e_cmp
+  get_number(j, "reduce_step_ns", d.reduce_step_ns, false, ctx);  // absent: 0 (no serial-reduction term)
+  get_number(j, "pool_step_ns", d.pool_step_ns, false, ctx);  // absent: 0 (no pooling-window term)
+  get_number(j, "select_step_ns", d.select_step_ns, false, ctx);  // absent: 0 (no max/min-chain term)
   get_number(j, "spill_penalty", d.spill_penalty, false, ctx);
   get_number(j, "min_occupancy_for_full_bw", d.min_occupancy_for_full_bw, false, ctx);
 
@@ -146,6 +149,9 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   if (d.sm_count <= 0) throw Error(ctx + ": field 'sm_count' must be positive, got " + std::to_string(d.sm_count));
   if (d.launch_us < 0) throw Error(ctx + ": field 'launch_us' must be >= 0");
   if (d.gemm_call_us < 0) throw Error(ctx + ": field 'gemm_call_us' must be >= 0");
+  if (d.reduce_step_ns < 0) throw Error(ctx + ": field 'reduce_step_ns' must be >= 0");
+  if (d.pool_step_ns < 0) throw Error(ctx + ": field 'pool_step_ns' must be >= 0");
+  if (d.select_step_ns < 0) throw Error(ctx + ": field 'select_step_ns' must be >= 0");
   if (d.threads_per_block <= 0) throw Error(ctx + ": field 'threads_per_block' must be positive");
   if (d.elems_per_thread <= 0) throw Error(ctx + ": field 'elems_per_thread' must be positive");
   if (d.max_regs_per_thread <= 0) throw Error(ctx + ": field 'max_regs_per_thread' must be positive");
@@ -246,6 +252,9 @@ std::string device_to_json(const DeviceSpec& d) {
   j["e_cmp"] = d.e_cmp;
   j["e_contraction"] = d.e_contraction;
   j["e_transcendental"] = d.e_transcendental;
+  j["reduce_step_ns"] = d.reduce_step_ns;
+  j["select_step_ns"] = d.select_step_ns;
+  j["pool_step_ns"] = d.pool_step_ns;
   j["spill_penalty"] = d.spill_penalty;
   j["min_occupancy_for_full_bw"] = d.min_occupancy_for_full_bw;
   j["calibrated"] = d.calibrated;

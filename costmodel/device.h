@@ -61,6 +61,28 @@ struct DeviceSpec {
   // term). The CPU backend calls scalar libm for them (-fno-fast-math), far
   // below the vector mul/add rate e_cmp describes; calibration fits it on CPU devices.
   double e_transcendental = 0;
+  // Serial accumulation step of an adding reduction primitive (ReduceSum/
+  // Mean/Prod, GlobalAveragePool; not max/min, not the pooling library), ns
+  // per reduced input element beyond the first kReduceOverlapSteps of each
+  // row (costmodel/cost_detail.h), on top of its FLOPs. The CPU backend
+  // emits a reduction as a scalar loop `acc = acc + x` in the canonical
+  // order (no reassociation: -fno-fast-math), which the compiler may not
+  // vectorise: one dependent scalar step per element instead of the vector
+  // rate e_cmp describes. Default 0 (no such term; GPU devices reduce in
+  // parallel trees); fitted by calibration on CPU devices
+  // (docs/calibration.md; 0.51 ns on the development VM).
+  double reduce_step_ns = 0;
+  // Step of a ReduceMax/ReduceMin chain, ns per reduced input element: the
+  // emitted `acc = fprt::max_(acc, x)` is a NaN-propagating compare-select
+  // (emit/cpu/runtime.h), a data-dependent branch per element, several times
+  // slower than an adding step. Default 0 (no such term); fitted by
+  // calibration on CPU devices (docs/calibration.md).
+  double select_step_ns = 0;
+  // Window step of the CPU runtime's pooling library (fprt::pool, MaxPool and
+  // AveragePool: a generic N-d window loop with a padding test per tap), ns
+  // per window element (output elements × kernel window). Default 0 (no such
+  // term: the window FLOPs at e_cmp only); fitted by calibration on CPU devices.
+  double pool_step_ns = 0;
   double spill_penalty = 1.0;     // multiplier on spill (local-memory) traffic
   double min_occupancy_for_full_bw = 0.5;  // below this occupancy bandwidth drops linearly
 

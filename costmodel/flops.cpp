@@ -320,6 +320,18 @@ GroupFlops group_flops(const GroupView& v) {
     (contraction ? out.contraction : out.other) += f;
     if (contraction) out.gemm_calls += nf.gemm_calls;
     else if (f > 0 && nf.transcendental) out.transcendental += f;
+    // Serial reduction chains (emitted reduce loops), pooling-library window
+    // steps (DeviceSpec::reduce_step_ns, select_step_ns, pool_step_ns).
+    const Primitive& p = g.node(n);
+    if (p.op_class != OpClass::reduction) continue;
+    if (nf.is_pool)
+      out.pool_steps += static_cast<double>(g.numel(n)) * nf.pool_window * out.times[i];
+    else if (p.op == "ReduceMax" || p.op == "ReduceMin")
+      out.select_steps += nf.work_elems * out.times[i];
+    else if (g.numel(n) > 0) {
+      double outs = static_cast<double>(g.numel(n)), row = nf.work_elems / outs;
+      out.reduction_steps += outs * std::max(0.0, row - kReduceOverlapSteps) * out.times[i];
+    }
   }
   return out;
 }

@@ -113,6 +113,9 @@ std::string record_to_json(const MeasurementRecord& r) {
                     {"occupancy", f.occupancy},
                     {"gemm_calls", f.gemm_calls},
                     {"flops_transcendental", f.flops_transcendental},
+                    {"reduction_steps", f.reduction_steps},
+                    {"select_steps", f.select_steps},
+                    {"pool_steps", f.pool_steps},
                     {"level", r.level},
                     {"t_mem_us", r.t_mem_us},
                     {"t_compute_us", r.t_compute_us},
@@ -170,6 +173,11 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.gemm_calls = get_or<double>(p, "gemm_calls", 0);
   // Likewise flops_transcendental: 0 (all of flops_other priced at e_cmp).
   r.features.flops_transcendental = get_or<double>(p, "flops_transcendental", 0);
+  // And reduction_steps, select_steps, pool_steps: 0 (no per-step terms);
+  // `fuseplan refeature` re-derives them from the model files.
+  r.features.reduction_steps = get_or<double>(p, "reduction_steps", 0);
+  r.features.select_steps = get_or<double>(p, "select_steps", 0);
+  r.features.pool_steps = get_or<double>(p, "pool_steps", 0);
   r.level = get_or<std::string>(p, "level", "");
   r.t_mem_us = get_or<double>(p, "t_mem_us", 0);
   r.t_compute_us = get_or<double>(p, "t_compute_us", 0);

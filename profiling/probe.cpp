@@ -564,6 +564,18 @@ ProbeResult run_probe(std::ostream* log) {
       "0: no per-call term in the uncalibrated model (the probe does not measure it); fuseplan calibrate fits it "
       "(us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles) from measured "
       "contraction groups, docs/calibration.md";
+  d.reduce_step_ns = 0;
+  d.pool_step_ns = 0;
+  d.select_step_ns = 0;
+  d.sources["select_step_ns"] =
+      "0: no max/min-chain term in the uncalibrated model (the probe does not measure it); fuseplan calibrate fits "
+      "it (ns per reduced element of an emitted ReduceMax/ReduceMin loop) from measured groups, docs/calibration.md";
+  d.sources["pool_step_ns"] =
+      "0: no pooling-window term in the uncalibrated model (the probe does not measure it); fuseplan calibrate fits "
+      "it (ns per window element of emit/cpu/runtime.h pool()) from measured groups, docs/calibration.md";
+  d.sources["reduce_step_ns"] =
+      "0: no serial-reduction term in the uncalibrated model (the probe does not measure it); fuseplan calibrate "
+      "fits it (ns per reduced element of an emitted sum/mean/prod reduce loop) from measured groups, docs/calibration.md";
 
   // CPU analogues of the GPU resource fields.
   const std::size_t l1 = h.caches.empty() ? 32768 : h.caches.front().bytes;

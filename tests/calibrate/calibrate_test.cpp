@@ -29,6 +29,9 @@ DeviceSpec truth_device() {
   d.spill_penalty = 2.0;
   d.gemm_call_us = 1.5;  // prior 0: a fit that ignored the calls would fail
   d.e_transcendental = 0.05;  // prior 0 (= e_cmp 0.7): libm calls far slower
+  d.reduce_step_ns = 0.6;     // prior 0: serial reduction chains
+  d.pool_step_ns = 3;         // prior 0: pooling-library window steps
+  d.select_step_ns = 1.5;     // prior 0: max/min compare-select chains
   return d;
 }
 
@@ -49,6 +52,7 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
                                          bool cpu_terms = false) {
   const bool batched_gemms = cpu_terms;
   std::mt19937_64 rng_t(seed + 1);  // own stream: the other groups' draws stay as without cpu_terms
+  std::mt19937_64 rng_r(seed + 2);  // likewise for the per-step terms
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> eps(0, noise);
@@ -75,6 +79,11 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
         f.bytes_read = logu(1e4, 2e5);
         f.flops_other = logu(1e6, 1e8);
         if (cpu_terms) f.flops_transcendental = f.flops_other * (i / 7 % 3) * 0.45 * u(rng_t);
+        // Reductions (every other math group), max/min chains and pools (one
+        // in three each): serial steps that dominate their groups' time.
+        if (cpu_terms && (i / 7) % 2) f.reduction_steps = f.flops_other * (0.1 + 0.3 * u(rng_r));
+        if (cpu_terms && (i / 7) % 3 == 1) f.pool_steps = f.flops_other * (0.02 + 0.06 * u(rng_r));
+        if (cpu_terms && (i / 7) % 3 == 2) f.select_steps = f.flops_other * (0.04 + 0.12 * u(rng_r));
         break;
       case 6:  // spilling loop at L2
         f.bytes_read = logu(1.2 * l1, 0.3 * l2);
@@ -96,6 +105,9 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "spill_penalty") return t.spill_penalty;
   if (name == "gemm_call_us") return t.gemm_call_us;
   if (name == "e_transcendental") return t.e_transcendental;
+  if (name == "reduce_step_ns") return t.reduce_step_ns;
+  if (name == "pool_step_ns") return t.pool_step_ns;
+  if (name == "select_step_ns") return t.select_step_ns;
   for (const auto& c : t.caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -109,9 +121,13 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 10u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, contraction, other, transcendental
+  ASSERT_EQ(r.parameters.size(), 13u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, contraction, other,
+                                        // transcendental, reduce_step, select_step, pool_step
   EXPECT_EQ(prior.gemm_call_us, 0);
   EXPECT_EQ(prior.e_transcendental, 0);
+  EXPECT_EQ(prior.reduce_step_ns, 0);
+  EXPECT_EQ(prior.pool_step_ns, 0);
+  EXPECT_EQ(prior.select_step_ns, 0);
   for (const auto& p : r.parameters) {
     SCOPED_TRACE(p.name);
     EXPECT_FALSE(p.held) << p.note;
@@ -168,15 +184,19 @@ TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
   CalibrationResult r = calibrate(prior, synthetic(truth_device(), 140, 0.02, 13));
   int seen = 0;
   for (const auto& p : r.parameters)
-    if (p.name == "gemm_call_us" || p.name == "e_transcendental") {
+    if (p.name == "gemm_call_us" || p.name == "e_transcendental" || p.name == "reduce_step_ns" ||
+        p.name == "select_step_ns" || p.name == "pool_step_ns") {
       ++seen;
       EXPECT_TRUE(p.held) << p.name;
       EXPECT_EQ(p.support, 0) << p.name;
-      EXPECT_EQ(p.value, p.name == "gemm_call_us" ? 0 : prior.e_cmp) << p.name;  // 0 = follow e_cmp
+      EXPECT_EQ(p.value, p.name == "e_transcendental" ? prior.e_cmp : 0) << p.name;  // 0 = follow e_cmp
     }
-  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(seen, 5);
   EXPECT_EQ(r.device.gemm_call_us, 0);
   EXPECT_EQ(r.device.e_transcendental, 0);
+  EXPECT_EQ(r.device.reduce_step_ns, 0);
+  EXPECT_EQ(r.device.pool_step_ns, 0);
+  EXPECT_EQ(r.device.select_step_ns, 0);
 }
 
 TEST(Calibrate, RefusesTooFewMeasurements) {
@@ -263,7 +283,8 @@ TEST(Calibrate, RefusesNonPositiveTimes) {
 TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
   for (const std::string dev : {"host-cpu", "h200", "host-cpu+calls"}) {
     DeviceSpec d = load_device(dev == "host-cpu+calls" ? "host-cpu" : dev);
-    if (dev == "host-cpu+calls") d.gemm_call_us = 2.5, d.e_transcendental = 0.04;  // the CPU terms too
+    if (dev == "host-cpu+calls")  // the CPU terms too
+      d.gemm_call_us = 2.5, d.e_transcendental = 0.04, d.reduce_step_ns = 0.5, d.select_step_ns = 1.2, d.pool_step_ns = 2;
     for (const char* ex : {"bert_base_layer", "resnet50_bottleneck", "mobilenetv2_inverted_residual"}) {
       ImportOptions io;
       io.batch = 2;

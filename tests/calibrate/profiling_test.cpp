@@ -39,7 +39,7 @@ MeasurementRecord sample_record() {
   r.device = "host-cpu";
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
-  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512};
+  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024};
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -68,6 +68,9 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.flops_contraction, 1e6);
   EXPECT_EQ(b.features.gemm_calls, 12);
   EXPECT_EQ(b.features.flops_transcendental, 512);
+  EXPECT_EQ(b.features.reduction_steps, 2048);
+  EXPECT_EQ(b.features.select_steps, 256);
+  EXPECT_EQ(b.features.pool_steps, 1024);
   EXPECT_EQ(b.cycles, -1);  // not measured stays absent
   EXPECT_EQ(b.llc_misses, 100);
   EXPECT_TRUE(b.flushed);
@@ -86,6 +89,15 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
   ASSERT_NE(pt, std::string::npos) << old;
   old.erase(pt, old.find(',', pt + 1) - pt);
   EXPECT_EQ(record_from_json(old).features.flops_transcendental, 0);
+  // And before reduction_steps / select_steps / pool_steps: 0 (no such terms).
+  for (const char* k : {",\"reduction_steps\":", ",\"select_steps\":", ",\"pool_steps\":"}) {
+    const auto pk = old.find(k);
+    ASSERT_NE(pk, std::string::npos) << old;
+    old.erase(pk, old.find(',', pk + 1) - pk);
+  }
+  EXPECT_EQ(record_from_json(old).features.reduction_steps, 0);
+  EXPECT_EQ(record_from_json(old).features.select_steps, 0);
+  EXPECT_EQ(record_from_json(old).features.pool_steps, 0);
 }
 
 TEST(Records, StatisticPicksMedianOrMin) {

@@ -396,6 +396,61 @@ TEST(CostCpu, TranscendentalFlopsAtTheirOwnEfficiency) {
   EXPECT_FALSE(costmodel_detail::is_transcendental("Div"));
 }
 
+// Serial reduction steps (ReduceSum over 1024-element rows: per row, the
+// steps beyond the kReduceOverlapSteps = 64 that overlap the previous row;
+// ReduceMax: select steps) and pooling window steps (MaxPool: output ×
+// window) at reduce_step_ns / select_step_ns / pool_step_ns when set; 0 by
+// default, so default predictions do not change.
+TEST(CostCpu, ReductionAndPoolStepsAtTheirOwnRates) {
+  constexpr int64_t R = 64, C = 1024;
+  GraphBuilder b;
+  NodeId x = b.input("x", {R, C});
+  NodeId bias = b.weight("bias", {C});
+  NodeId y = b.op("y", "Add", OpClass::broadcast, {R, C}, {x, bias});
+  NodeId s = b.op("s", "ReduceSum", OpClass::reduction, {R, 1}, {y}, {{"axes", AttrValue{std::vector<int64_t>{1}}}});
+  NodeId mx = b.op("mx", "ReduceMax", OpClass::reduction, {R, 1}, {x}, {{"axes", AttrValue{std::vector<int64_t>{1}}}});
+  NodeId sh = b.op("sh", "ReduceSum", OpClass::reduction, {R * 16, 1}, {b.input("z", {R * 16, 32})},
+                   {{"axes", AttrValue{std::vector<int64_t>{1}}}});  // rows of 32: inside the overlap window
+  NodeId p = b.op("p", "MaxPool", OpClass::reduction, {1, 1, 8, 8}, {b.input("img", {1, 1, 16, 16})},
+                  {{"kernel_shape", AttrValue{std::vector<int64_t>{2, 2}}}, {"strides", AttrValue{std::vector<int64_t>{2, 2}}}});
+  Graph g = b.finish({s, mx, sh, p});
+  DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s = 1e6 FLOP/us, e_cmp 0.7
+  EXPECT_EQ(d.reduce_step_ns, 0);
+  EXPECT_EQ(d.select_step_ns, 0);
+  EXPECT_EQ(d.pool_step_ns, 0);
+  auto flops_of = [&](std::initializer_list<const char*> names) {
+    Group grp = make_group(g, names);
+    costmodel_detail::GroupView v(g, grp);
+    return costmodel_detail::group_flops(v);
+  };
+  costmodel_detail::GroupFlops f = flops_of({"y", "s"});
+  EXPECT_DOUBLE_EQ(f.reduction_steps, double(R * (C - 64)));
+  EXPECT_DOUBLE_EQ(f.select_steps, 0);
+  EXPECT_DOUBLE_EQ(f.pool_steps, 0);
+  EXPECT_DOUBLE_EQ(flops_of({"sh"}).reduction_steps, 0);
+  EXPECT_DOUBLE_EQ(flops_of({"mx"}).select_steps, double(R * C));  // compare-select: every element
+  EXPECT_DOUBLE_EQ(flops_of({"mx"}).reduction_steps, 0);
+  EXPECT_DOUBLE_EQ(flops_of({"p"}).pool_steps, 8 * 8 * 4);  // 64 outputs × 2×2 window
+  EXPECT_DOUBLE_EQ(flops_of({"p"}).reduction_steps, 0);
+
+  Group grp = make_group(g, {"y", "s"});
+  GroupCost c0 = cost(g, grp, d);
+  d.reduce_step_ns = 0.5;
+  d.select_step_ns = 1.5;
+  d.pool_step_ns = 2;
+  GroupCost c1 = cost(g, grp, d, true);
+  EXPECT_NEAR(c1.t_compute_us, c0.t_compute_us + R * (C - 64) * 0.5e-3, 1e-9);
+  EXPECT_EQ(c1.bound, "compute");
+  EXPECT_NEAR(c1.predicted_us, c1.t_compute_us + c1.launch_us, 1e-9);
+  EXPECT_NE(c1.breakdown.find("reduction steps 61440 × 0.500 ns + max/min steps 0 × 1.500 ns + pool steps 0 × 2.000 ns"),
+            std::string::npos)
+      << c1.breakdown;
+  GroupCost m0 = cost(g, make_group(g, {"mx"}), testing::cpu_spec()), m1 = cost(g, make_group(g, {"mx"}), d);
+  EXPECT_NEAR(m1.t_compute_us, m0.t_compute_us + R * C * 1.5e-3, 1e-9);
+  GroupCost p0 = cost(g, make_group(g, {"p"}), testing::cpu_spec()), p1 = cost(g, make_group(g, {"p"}), d);
+  EXPECT_NEAR(p1.t_compute_us, p0.t_compute_us + 256 * 2e-3, 1e-9);
+}
+
 TEST(CostExplain, BreakdownOnlyWhenAsked) {
   Graph g = bias_relu();
   Group grp = make_group(g, {"t", "y"});
