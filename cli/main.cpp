@@ -5,6 +5,7 @@
 #include "cli/common.h"
 
 namespace fuseplan::cli { void add_gen(CLI::App& app); }  // cli/cmd_gen.cpp
+namespace fuseplan::cli { void add_refeature(CLI::App& app); }  // cli/cmd_refeature.cpp
 
 int main(int argc, char** argv) {
   CLI::App app{"fuseplan: search, explain and measure operator-fusion plans"};
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   fuseplan::cli::add_measure(app);
   fuseplan::cli::add_calibrate(app);
   fuseplan::cli::add_accuracy(app);
+  fuseplan::cli::add_refeature(app);
   fuseplan::cli::add_tune(app);
   fuseplan::cli::add_gen(app);
   try {

@@ -1,0 +1,120 @@
+// fuseplan refeature MEASUREMENTS... --models PATH... [-o DIR]: re-derives
+// the cost features of existing measurement records from the model files,
+// so a feature added to the cost model after the measurements were taken
+// can be fitted and scored on the same measured times. Each record's plan
+// is searched again exactly as `fuseplan measure` did (its device, strategy
+// and bound dims); the record is refused unless the model's SHA-256, the
+// plan id and the group key all match, and unless the re-derived features
+// reproduce the record's predicted time on its device (the model changed
+// otherwise). Only `predicted`'s features change; measured times stay.
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "cli/common.h"
+#include "emit/files.h"
+#include "profiling/measurement.h"
+#include "search/strategy.h"
+
+namespace fuseplan::cli {
+
+namespace {
+struct RefeatureArgs {
+  std::vector<std::string> files;
+  std::vector<std::string> models;  // files or directories searched by file name
+  std::string out_dir;              // "" = rewrite in place
+};
+
+namespace fs = std::filesystem;
+
+std::string find_model(const std::vector<std::string>& paths, const std::string& name) {
+  for (const auto& p : paths) {
+    if (fs::is_directory(p)) {
+      if (fs::exists(fs::path(p) / name)) return (fs::path(p) / name).string();
+    } else if (fs::path(p).filename() == name) {
+      return p;
+    }
+  }
+  throw Error("no model file named '" + name + "' under --models");
+}
+
+void run_refeature(const RefeatureArgs& a) {
+  // Plans searched once per (model, sha, device, strategy, dims).
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::map<std::string, int64_t>>;
+  struct Searched {
+    std::shared_ptr<Graph> graph;
+    Plan plan;
+    DeviceSpec device;
+    std::string pid;
+  };
+  std::map<Key, Searched> cache;
+  std::map<std::string, DeviceSpec> devices;
+  int changed = 0, total = 0;
+  for (const auto& file : a.files) {
+    std::vector<MeasurementRecord> rs = read_records(file);
+    for (auto& r : rs) {
+      const std::string ctx = file + ": " + r.model + "#" + r.strategy + "#" + std::to_string(r.group);
+      Key k{r.model, r.model_sha256, r.device, r.strategy, r.dims};
+      auto it = cache.find(k);
+      if (it == cache.end()) {
+        ModelArgs ma;
+        ma.path = find_model(a.models, r.model);
+        for (const auto& [name, v] : r.dims) {
+          if (name == "batch") ma.batch = v;
+          else ma.dim_args.push_back(name + "=" + std::to_string(v));
+        }
+        LoadedModel m = load_model(ma);
+        if (m.sha256 != r.model_sha256)
+          throw Error(ctx + ": " + ma.path + " is not the measured model (SHA-256 differs)");
+        if (!devices.count(r.device)) devices.emplace(r.device, load_device(r.device));
+        Searched s;
+        s.device = devices.at(r.device);
+        s.graph = std::make_shared<Graph>(std::move(m.graph));
+        s.plan = search(*s.graph, s.device, r.strategy);
+        s.pid = plan_id(*s.graph, s.plan);
+        it = cache.emplace(k, std::move(s)).first;
+      }
+      const Searched& s = it->second;
+      if (s.pid != r.plan_id)
+        throw Error(ctx + ": the " + r.strategy + " search now gives plan " + s.pid + ", the record has " + r.plan_id +
+                    " (search changed since the measurement; re-measure)");
+      if (r.group < 0 || r.group >= static_cast<int>(s.plan.groups.size()) ||
+          group_key(*s.graph, s.plan.groups[r.group]) != r.group_key)
+        throw Error(ctx + ": group key differs from the record's");
+      CostFeatures f = cost_features(*s.graph, s.plan.groups[r.group], s.device);
+      double p = predict_us(f, s.device);
+      if (std::fabs(p - r.predicted_us) > 1e-6 * std::max(1.0, std::fabs(r.predicted_us)))
+        throw Error(ctx + ": the re-derived features predict " + fmt(p, 6) + " us on " + r.device + ", the record " +
+                    fmt(r.predicted_us, 6) + " us (the cost model changed beyond the new terms; re-measure)");
+      changed += f.reduction_steps != r.features.reduction_steps || f.select_steps != r.features.select_steps ||
+                 f.pool_steps != r.features.pool_steps;
+      r.features = f;
+      ++total;
+    }
+    std::ostringstream lines;
+    for (const auto& r : rs) lines << record_to_json(r) << "\n";
+    std::string out = a.out_dir.empty() ? file : (fs::path(a.out_dir) / fs::path(file).filename()).string();
+    if (!a.out_dir.empty()) fs::create_directories(a.out_dir);
+    write_file_atomic(out, lines.str());
+    std::cout << "wrote " << rs.size() << " records to " << out << "\n";
+  }
+  std::cout << total << " records re-derived, " << changed << " with new feature values\n";
+}
+}  // namespace
+
+void add_refeature(CLI::App& app) {
+  auto a = std::make_shared<RefeatureArgs>();
+  auto* cmd = app.add_subcommand(
+      "refeature", "re-derive the cost features of measurement records from the model files (measured times kept)");
+  cmd->add_option("measurements", a->files, "measurement files (JSONL from fuseplan measure)")->required();
+  cmd->add_option("--models", a->models, "model files or directories holding them (matched by file name)")
+      ->required()
+      ->delimiter(',');
+  cmd->add_option("-o,--output-dir", a->out_dir, "write the updated files here (default: rewrite in place)");
+  cmd->callback([a] { run_refeature(*a); });
+}
+
+}  // namespace fuseplan::cli
