@@ -67,57 +67,45 @@ struct Layout {
   int launch = 0, spill = -1, calls = -1, contraction = -1, other = -1, transcendental = -1, reduce = -1, select = -1, pool = -1;
   int first_level = 1, levels = 0;
 
+  /// Appends a column; returns its index. level: cache index, -1 DRAM, -2 not a memory level.
+  int add(std::string name, int level) {
+    names.push_back(std::move(name));
+    level_of_col.push_back(level);
+    return static_cast<int>(names.size()) - 1;
+  }
+
   explicit Layout(const DeviceSpec& d) {
-    names.push_back("launch_us");
-    level_of_col.push_back(-2);
+    launch = add("launch_us", -2);
     if (d.is_gpu()) {
-      names.push_back("dram_bw_GBps");
-      level_of_col.push_back(-1);
+      add("dram_bw_GBps", -1);
       levels = 1;
     } else {
       bool has_dram = false;
       for (std::size_t i = 0; i < d.caches.size(); ++i) {
         if (d.caches[i].bw_GBps <= 0) continue;
-        names.push_back("caches[" + d.caches[i].name + "].bw_GBps");
-        level_of_col.push_back(static_cast<int>(i));
+        add("caches[" + d.caches[i].name + "].bw_GBps", static_cast<int>(i));
         has_dram = has_dram || d.caches[i].bytes <= 0;
         ++levels;
       }
       if (!has_dram) {
-        names.push_back("dram_bw_GBps");
-        level_of_col.push_back(-1);
+        add("dram_bw_GBps", -1);
         ++levels;
       }
-      spill = static_cast<int>(names.size());
-      names.push_back("spill_penalty");
-      level_of_col.push_back(-2);
+      spill = add("spill_penalty", -2);
       // CPU backend: per library GEMM call (GPU libraries batch in one launch).
-      calls = static_cast<int>(names.size());
-      names.push_back("gemm_call_us");
-      level_of_col.push_back(-2);
+      calls = add("gemm_call_us", -2);
     }
-    contraction = static_cast<int>(names.size());
-    names.push_back("e_contraction");
-    level_of_col.push_back(-2);
-    other = static_cast<int>(names.size());
-    names.push_back("e_cmp");
-    level_of_col.push_back(-2);
+    contraction = add("e_contraction", -2);
+    other = add("e_cmp", -2);
     if (!d.is_gpu()) {  // CPU: scalar libm calls (GPU: SFU, priced through e_cmp)
-      transcendental = static_cast<int>(names.size());
-      names.push_back("e_transcendental");
-      level_of_col.push_back(-2);
+      transcendental = add("e_transcendental", -2);
       // CPU backend: serial reduction, max/min and pooling steps (compute regime).
-      reduce = static_cast<int>(names.size());
-      names.push_back("reduce_step_ns");
-      level_of_col.push_back(-2);
-      select = static_cast<int>(names.size());
-      names.push_back("select_step_ns");
-      level_of_col.push_back(-2);
-      pool = static_cast<int>(names.size());
-      names.push_back("pool_step_ns");
-      level_of_col.push_back(-2);
+      reduce = add("reduce_step_ns", -2);
+      select = add("select_step_ns", -2);
+      pool = add("pool_step_ns", -2);
     }
   }
+
   int size() const { return static_cast<int>(names.size()); }
   int column_of_level(int cache_idx) const {
     for (int c = first_level; c < first_level + levels; ++c)
