@@ -560,22 +560,19 @@ ProbeResult run_probe(std::ostream* log) {
   d.sources["e_transcendental"] =
       "0: transcendental FLOP-equivalents at e_cmp (uncalibrated); the CPU backend calls scalar libm for "
       "exp/log/tanh/erf/sin/cos/pow (-fno-fast-math), fuseplan calibrate fits their own efficiency, docs/calibration.md";
-  d.sources["gemm_call_us"] =
-      "0: no per-call term in the uncalibrated model (the probe does not measure it); fuseplan calibrate fits it "
-      "(us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles) from measured "
-      "contraction groups, docs/calibration.md";
+  // Terms the probe does not measure: 0 until fuseplan calibrate fits them.
+  auto fitted_later = [&](const std::string& key, const std::string& term, const std::string& unit_of_fit) {
+    d.sources[key] = "0: no " + term + " term in the uncalibrated model (the probe does not measure it); fuseplan "
+                     "calibrate fits it (" + unit_of_fit + ") from measured groups, docs/calibration.md";
+  };
+  fitted_later("gemm_call_us", "per-call",
+               "us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles; contraction groups");
   d.reduce_step_ns = 0;
   d.pool_step_ns = 0;
   d.select_step_ns = 0;
-  d.sources["select_step_ns"] =
-      "0: no max/min-chain term in the uncalibrated model (the probe does not measure it); fuseplan calibrate fits "
-      "it (ns per reduced element of an emitted ReduceMax/ReduceMin loop) from measured groups, docs/calibration.md";
-  d.sources["pool_step_ns"] =
-      "0: no pooling-window term in the uncalibrated model (the probe does not measure it); fuseplan calibrate fits "
-      "it (ns per window element of emit/cpu/runtime.h pool()) from measured groups, docs/calibration.md";
-  d.sources["reduce_step_ns"] =
-      "0: no serial-reduction term in the uncalibrated model (the probe does not measure it); fuseplan calibrate "
-      "fits it (ns per reduced element of an emitted sum/mean/prod reduce loop) from measured groups, docs/calibration.md";
+  fitted_later("select_step_ns", "max/min-chain", "ns per reduced element of an emitted ReduceMax/ReduceMin loop");
+  fitted_later("pool_step_ns", "pooling-window", "ns per window element of emit/cpu/runtime.h pool()");
+  fitted_later("reduce_step_ns", "serial-reduction", "ns per reduced element of an emitted sum/mean/prod reduce loop");
 
   // CPU analogues of the GPU resource fields.
   const std::size_t l1 = h.caches.empty() ? 32768 : h.caches.front().bytes;
