@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <queue>
 #include <span>
 #include <utility>
@@ -33,10 +34,14 @@ struct Worse {
 constexpr double kMinGainUs = 1e-6;  // below this a merge is noise, not a saving
 
 // Greedy best-first merging. Invariant: whenever a group changes (merge,
-// duplication), every candidate that involves it is priced again at once
-// (push_around), so each pair's newest candidate is always in the queue and
-// a stale entry (priced at an older version of one of its groups) is simply
-// dropped when it surfaces. A price depends only on the groups it names.
+// duplication, or a price change through what it must materialise: the
+// state's take_repriced()), every candidate that involves it is priced again
+// at once (push_around), so each pair's newest candidate is always in the
+// queue and a stale entry (priced at an older version of one of its groups)
+// is dropped when it surfaces. A pair's price can still move with groups it
+// does not name (a merged group's materialisation depends on where its
+// readers are), so the best candidate is priced once more before it is
+// applied (gain_now).
 class VerticalSearch {
  public:
   VerticalSearch(WorkState& ws, const SearchOptions& o, bool dup) : ws_(ws), o_(o), dup_(dup) {}
@@ -64,10 +69,20 @@ class VerticalSearch {
     dup_of.erase(std::unique(dup_of.begin(), dup_of.end()), dup_of.end());
     for (int gid : dup_of) push_duplicate_all(gid);
     initialising_ = false;
+    ws_.take_repriced();  // what changed before this pass is in `seeds`
     while (!pq_.empty()) {
       Candidate cand = pq_.top();
       pq_.pop();
-      if (fresh(cand)) apply(cand);
+      if (!fresh(cand)) continue;
+      const std::optional<double> gain = gain_now(cand);
+      if (gain && *gain == cand.delta_us) {
+        apply(cand);
+      } else if (gain) {
+        std::vector<int> ids = cand.kind == CandKind::duplicate_all ? ws_.consumer_groups(cand.p)
+                                                                       : std::vector<int>{cand.p, cand.c};
+        if (cand.kind == CandKind::duplicate_all) ids.push_back(cand.p);
+        push(*gain, cand.kind, cand.p, cand.c, ids);
+      }
     }
   }
 
@@ -93,52 +108,86 @@ class VerticalSearch {
 
   std::size_t size_of(int gid) const { return ws_.nodes(gid).size(); }
 
-  void push_pair(int p, int c) {
+  /// Predicted saving (µs) of merging c into p; nullopt when illegal or over resources.
+  std::optional<double> merge_gain(int p, int c) {
     const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
-    if (p == c || !ws_.alive(p) || !ws_.alive(c) || !first_pricing(p, c)) return;
-    const auto readers = ws_.consumer_groups(p);
-    if (std::find(readers.begin(), readers.end(), c) == readers.end()) return;
-    const double before = ws_.cost_of(p).predicted_us + ws_.cost_of(c).predicted_us;
-    if (size_of(p) + size_of(c) <= static_cast<std::size_t>(o_.max_group_size) &&
-        can_merge_vertical(g, ws_.nodes(p), ws_.nodes(c), d).ok()) {
-      const int ids[2] = {p, c};
-      GroupCost m = ws_.cost_of_merge(ids);
-      if (check_resources(m, d, "merge").ok()) push(before - m.predicted_us, CandKind::merge, p, c, ids);
-    }
-    if (dup_ && readers.size() > 1 && size_of(p) + size_of(c) <= static_cast<std::size_t>(o_.max_group_size) &&
-        can_duplicate(g, ws_.nodes(p), ws_.nodes(c), d).ok()) {
-      const int ids[1] = {c};
-      GroupCost p_after;
-      auto after = ws_.cost_of_duplicate(p, ids, &p_after);
-      const int stamp_ids[2] = {p, c};
-      if (check_resources(after[0], d, "duplicate").ok())
-        push(before - after[0].predicted_us - p_after.predicted_us, CandKind::duplicate_one, p, c, stamp_ids);
-    }
+    if (size_of(p) + size_of(c) > static_cast<std::size_t>(o_.max_group_size) ||
+        !can_merge_vertical(g, ws_.nodes(p), ws_.nodes(c), d).ok())
+      return std::nullopt;
+    const int ids[2] = {p, c};
+    GroupCost m = ws_.cost_of_merge(ids);
+    if (!check_resources(m, d, "merge").ok()) return std::nullopt;
+    return ws_.cost_of(p).predicted_us + ws_.cost_of(c).predicted_us - m.predicted_us;
   }
 
-  void push_duplicate_all(int p) {
-    if (!dup_ || !ws_.alive(p) || !first_pricing(p, -1)) return;
+  /// Predicted saving of recomputing p inside its reader c (one of several).
+  std::optional<double> duplicate_one_gain(int p, int c) {
     const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
-    const auto readers = ws_.consumer_groups(p);
-    if (readers.size() < 2) return;
+    if (size_of(p) + size_of(c) > static_cast<std::size_t>(o_.max_group_size) ||
+        !can_duplicate(g, ws_.nodes(p), ws_.nodes(c), d).ok())
+      return std::nullopt;
+    const int ids[1] = {c};
+    GroupCost p_after;
+    auto after = ws_.cost_of_duplicate(p, ids, &p_after);
+    if (!check_resources(after[0], d, "duplicate").ok()) return std::nullopt;
+    return ws_.cost_of(p).predicted_us + ws_.cost_of(c).predicted_us - after[0].predicted_us - p_after.predicted_us;
+  }
+
+  /// Predicted saving of recomputing p inside every reader in `readers` (≥ 2).
+  std::optional<double> duplicate_all_gain(int p, const std::vector<int>& readers) {
+    const Graph& g = ws_.graph();
+    const DeviceSpec& d = ws_.device();
     double before = ws_.cost_of(p).predicted_us;
     for (int c : readers) {
-      if (size_of(p) + size_of(c) > static_cast<std::size_t>(o_.max_group_size)) return;
-      if (!can_duplicate(g, ws_.nodes(p), ws_.nodes(c), d).ok()) return;
+      if (size_of(p) + size_of(c) > static_cast<std::size_t>(o_.max_group_size)) return std::nullopt;
+      if (!can_duplicate(g, ws_.nodes(p), ws_.nodes(c), d).ok()) return std::nullopt;
       before += ws_.cost_of(c).predicted_us;
     }
     GroupCost p_after;
     auto after = ws_.cost_of_duplicate(p, readers, &p_after);
     double total = p_after.predicted_us;
     for (const auto& a : after) {
-      if (!check_resources(a, d, "duplicate").ok()) return;
+      if (!check_resources(a, d, "duplicate").ok()) return std::nullopt;
       total += a.predicted_us;
     }
-    std::vector<int> ids = readers;
+    return before - total;
+  }
+
+  void push_pair(int p, int c) {
+    if (p == c || !ws_.alive(p) || !ws_.alive(c) || !first_pricing(p, c)) return;
+    const auto readers = ws_.consumer_groups(p);
+    if (std::find(readers.begin(), readers.end(), c) == readers.end()) return;
+    const int ids[2] = {p, c};
+    if (auto gain = merge_gain(p, c)) push(*gain, CandKind::merge, p, c, ids);
+    if (dup_ && readers.size() > 1)
+      if (auto gain = duplicate_one_gain(p, c)) push(*gain, CandKind::duplicate_one, p, c, ids);
+  }
+
+  void push_duplicate_all(int p) {
+    if (!dup_ || !ws_.alive(p) || !first_pricing(p, -1)) return;
+    std::vector<int> ids = ws_.consumer_groups(p);
+    if (ids.size() < 2) return;
+    const auto gain = duplicate_all_gain(p, ids);
+    if (!gain) return;
     ids.push_back(p);
-    push(before - total, CandKind::duplicate_all, p, -1, ids);
+    push(*gain, CandKind::duplicate_all, p, -1, ids);
+  }
+
+  /// The candidate's saving priced afresh. Stamps only say its groups kept
+  /// their node sets; a group's price also moves with what other groups hold
+  /// (its readers' placement), so the surfaced best is re-priced before it
+  /// is applied and queued again if its saving changed.
+  std::optional<double> gain_now(const Candidate& cand) {
+    if (cand.kind == CandKind::merge) return merge_gain(cand.p, cand.c);
+    const std::vector<int> readers = ws_.consumer_groups(cand.p);
+    if (cand.kind == CandKind::duplicate_one) {
+      if (readers.size() < 2 || std::find(readers.begin(), readers.end(), cand.c) == readers.end()) return std::nullopt;
+      return duplicate_one_gain(cand.p, cand.c);
+    }
+    if (readers.size() < 2) return std::nullopt;
+    return duplicate_all_gain(cand.p, readers);
   }
 
   void push(double delta_us, CandKind kind, int p, int c, std::span<const int> stamp_ids) {
@@ -171,6 +220,7 @@ class VerticalSearch {
       touched = targets;
       touched.push_back(c.p);
     }
+    for (int t : ws_.take_repriced()) touched.push_back(t);
     for (int t : touched) push_around(t);
   }
 

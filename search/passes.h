@@ -28,8 +28,8 @@ void greedy_vertical_pass_around(WorkState& ws, const SearchOptions& o, std::spa
 /// Refinement: splits boundary primitives off multi-primitive groups and
 /// moves them to the neighbouring group (or keeps them alone) when that lowers
 /// the predicted total; escapes greedy mistakes. Returns the number of moves;
-/// appends the ids of the groups the moves changed or created to `*changed`
-/// when given.
+/// appends the ids of the groups the moves changed or created, and of those
+/// whose price they changed (WorkState::take_repriced), to `*changed` when given.
 int refine_pass(WorkState& ws, const SearchOptions& o, std::vector<int>* changed = nullptr);
 
 /// Horizontal fusion: merges independent launch-bound groups at the same

@@ -182,6 +182,7 @@ int refine_pass(WorkState& ws, const SearchOptions& o, std::vector<int>* changed
   std::vector<int>& out = changed ? *changed : local;
   int moves = single_moves(ws, o, holders, out);
   moves += recut_moves(ws, o, holders, out);
+  for (int gid : ws.take_repriced()) out.push_back(gid);  // priced differently now: seeds for greedy_vertical_pass_around
   return moves;
 }
 

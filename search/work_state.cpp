@@ -159,7 +159,44 @@ std::vector<GroupCost> WorkState::cost_of_duplicate(int p, std::span<const int> 
 
 void WorkState::touch(int gid) { version_[gid]++; }
 
+bool WorkState::materialised_now(NodeId n) const {
+  const int ids[1] = {home_[n]};
+  return materialised(n, ids, Overlay{});
+}
+
+void WorkState::watch(std::span<const NodeId> moved) {
+  watched_.clear();
+  for (NodeId n : moved) {
+    watched_.emplace_back(n, 0);
+    for (NodeId o : g_.operands(n))
+      if (!is_source_[o]) watched_.emplace_back(o, 0);
+  }
+  std::sort(watched_.begin(), watched_.end());
+  watched_.erase(std::unique(watched_.begin(), watched_.end()), watched_.end());
+  for (auto& [n, flag] : watched_) flag = materialised_now(n);
+}
+
+void WorkState::touch_flipped() {
+  // A group's cached price depends on its own node set (its version) and on
+  // which of its primitives are materialised, which depends on the groups
+  // holding their readers: a flip is the only way another group's change
+  // reaches this group's price.
+  for (const auto& [n, flag] : watched_) {
+    if (static_cast<char>(materialised_now(n)) == flag) continue;
+    touch(home_[n]);
+    repriced_.push_back(home_[n]);
+  }
+  watched_.clear();
+}
+
+std::vector<int> WorkState::take_repriced() {
+  std::vector<int> out = sorted_unique(std::move(repriced_));
+  repriced_.clear();
+  return out;
+}
+
 int WorkState::merge(int a, int b) {
+  watch(nodes_[b]);
   for (NodeId n : nodes_[b]) {
     auto& cp = copies_[n];
     cp.erase(std::remove(cp.begin(), cp.end(), b), cp.end());
@@ -174,6 +211,7 @@ int WorkState::merge(int a, int b) {
   alive_[b] = 0;
   touch(a);
   touch(b);
+  touch_flipped();
   return a;
 }
 
@@ -182,6 +220,7 @@ void WorkState::duplicate(int p, std::span<const int> consumers) {
   std::vector<NodeId> mine;
   for (NodeId n : nodes_[p])
     if (home_[n] == p) mine.push_back(n);
+  watch(mine);
   for (int c : consumers) {
     for (NodeId n : mine) {
       if (holds(c, n)) continue;
@@ -203,9 +242,12 @@ void WorkState::duplicate(int p, std::span<const int> consumers) {
     alive_[p] = 0;
   }
   touch(p);
+  touch_flipped();
 }
 
 int WorkState::split_off(NodeId n) {
+  const NodeId moved[1] = {n};
+  watch(moved);
   const int from = home_[n];
   auto& v = nodes_[from];
   v.erase(std::remove(v.begin(), v.end(), n), v.end());
@@ -218,6 +260,7 @@ int WorkState::split_off(NodeId n) {
   copies_[n] = {gid};
   home_[n] = gid;
   touch(from);
+  touch_flipped();
   return gid;
 }
 

@@ -54,6 +54,12 @@ class WorkState {
   /// Node sets of the alive groups.
   std::vector<std::vector<NodeId>> partition() const;
 
+  /// Groups whose price changed as a side effect of merge/duplicate/split_off
+  /// since the last call (a primitive they write started or stopped being
+  /// materialised because its readers moved between groups); their versions
+  /// were bumped. Ascending, no repeats; clears the list.
+  std::vector<int> take_repriced();
+
  private:
   /// Pending copies of `nodes` into each group of `targets` (a hypothetical duplication).
   struct Overlay {
@@ -64,6 +70,13 @@ class WorkState {
   Group build(std::span<const int> gids, const Overlay& ov) const;
   bool materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const;
   void touch(int gid);
+  /// Whether n, as its home group stands, is written to memory.
+  bool materialised_now(NodeId n) const;
+  /// The primitives whose materialisation can change when `moved` change
+  /// holders (themselves and their non-source operands), with their flags now.
+  void watch(std::span<const NodeId> moved);
+  /// Bumps the home group of every watched primitive whose flag flipped.
+  void touch_flipped();
 
   const Graph& g_;
   const DeviceSpec& d_;
@@ -75,6 +88,8 @@ class WorkState {
   std::vector<std::vector<int>> copies_;     // node -> all groups holding it (home first)
   std::vector<GroupCost> cost_cache_;
   std::vector<int> cost_version_;
+  std::vector<std::pair<NodeId, char>> watched_;  // watch() .. touch_flipped()
+  std::vector<int> repriced_;
 };
 
 }  // namespace fuseplan

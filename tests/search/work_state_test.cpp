@@ -1,0 +1,82 @@
+// WorkState's cached group prices follow changes made by other groups: what a
+// group must write depends on which groups hold its readers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "costmodel/device.h"
+#include "graph/import.h"
+#include "graph/synthetic.h"
+#include "search/passes.h"
+#include "../shared_models.h"
+
+namespace fuseplan {
+namespace {
+
+// x -> a = Relu(x) -> b = Exp(a), c = Neg(a); b and c are graph outputs.
+Graph fork() {
+  return import_onnx_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "f (float[8, 4] x) => (float[8, 4] b, float[8, 4] c) { a = Relu(x)\n b = Exp(a)\n c = Neg(a) }",
+      {}, "fork");
+}
+
+// Regression: merging the two readers of a duplicated producer left the
+// producer's cached price (writing a, 128 bytes) in place although no group
+// reads a from memory any more.
+TEST(WorkStateCache, ProducerIsRepricedWhenItsReadersMove) {
+  const Graph g = fork();
+  const DeviceSpec d = load_device("host-cpu");
+  WorkState ws(g, d);
+  ASSERT_EQ(ws.alive_groups(), (std::vector<int>{0, 1, 2}));  // {a}, {b}, {c}
+  const int a = 0, b = 1, c = 2;
+  const int readers_b[1] = {b};
+  ws.duplicate(a, readers_b);  // b recomputes a; c still reads it
+  ASSERT_TRUE(ws.alive(a));
+  EXPECT_EQ(ws.cost_of(a).bytes_written, 8 * 4 * 4);
+  ws.take_repriced();
+  ws.merge(b, c);  // a's readers both in b, which holds a copy
+  EXPECT_EQ(ws.take_repriced(), (std::vector<int>{a}));
+  EXPECT_EQ(ws.cost_of(a).bytes_written, 0);
+  EXPECT_EQ(ws.cost_of(b).bytes_written, 2 * 8 * 4 * 4);  // b and c, the outputs
+}
+
+// After the whole local search, every cached price equals the group priced
+// afresh from the state as it ends (cost_of_merge of the group alone builds
+// and prices it without the cache).
+void expect_cache_fresh(const Graph& g, const DeviceSpec& d, const std::string& what) {
+  SCOPED_TRACE(what);
+  SearchOptions o;
+  WorkState ws(g, d);
+  greedy_vertical_pass(ws, o, true);
+  std::vector<int> changed;
+  if (refine_pass(ws, o, &changed) > 0) greedy_vertical_pass_around(ws, o, changed, true);
+  int stale = 0;
+  for (int gid : ws.alive_groups()) {
+    const int ids[1] = {gid};
+    stale += ws.cost_of(gid).predicted_us != ws.cost_of_merge(ids).predicted_us;
+  }
+  EXPECT_EQ(stale, 0);
+}
+
+TEST(WorkStateCache, CachedPricesEqualFreshPricesAfterSearch) {
+  for (const char* dev : {"h100-sxm", "host-cpu"}) {
+    const DeviceSpec d = load_device(dev);
+    for (SyntheticKind k : {SyntheticKind::transformer, SyntheticKind::conv, SyntheticKind::mixed})
+      expect_cache_fresh(synthetic_graph(k, 2000), d, std::string(to_string(k)) + " on " + dev);
+    for (const auto& file : test::shared_model_files()) {
+      Graph g;
+      try {
+        g = test::import_shared_model(file, 1);
+      } catch (const Error&) {
+        continue;
+      }
+      expect_cache_fresh(g, d, file + " on " + dev);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fuseplan
