@@ -1,7 +1,11 @@
 #include "profiling/cpu_profiler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #include <set>
 
 #include "profiling/cpu_run.h"
@@ -48,6 +52,23 @@ double flush_bytes(const DeviceSpec& d) {
   return std::max(2 * llc, 32.0 * 1024 * 1024);
 }
 
+bool evict_lines(std::span<const std::span<const std::byte>> buffers) {
+#if defined(__x86_64__) || defined(__i386__)
+  constexpr std::size_t kLine = 64;  // x86-64 cache line (CLFLUSH flushes the line holding the address)
+  for (std::span<const std::byte> b : buffers) {
+    if (b.empty()) continue;
+    const auto first = reinterpret_cast<std::uintptr_t>(b.data()) & ~(kLine - 1);
+    const auto end = reinterpret_cast<std::uintptr_t>(b.data()) + b.size();
+    for (std::uintptr_t a = first; a < end; a += kLine) _mm_clflush(reinterpret_cast<const void*>(a));
+  }
+  _mm_mfence();  // CLFLUSH is ordered by MFENCE: every line is out before the clock starts
+  return true;
+#else
+  (void)buffers;
+  return false;
+#endif
+}
+
 ProfileResult CpuProfiler::profile(const Graph& g, const Plan& plan, const DeviceSpec& d, const ProfileOptions& o) {
   ProfileResult res;
   const double footprint = plan_footprint_bytes(g, plan);
@@ -59,10 +80,12 @@ ProfileResult CpuProfiler::profile(const Graph& g, const Plan& plan, const Devic
   ro.repeat = std::max(o.repeat, 1);
   ro.threads = o.threads;
   if (flush) {
-    scratch.resize(static_cast<std::size_t>(flush_bytes(d)));
-    ro.before_repetition = [&scratch](int r) {
-      // Writing a buffer twice the LLC evicts the plan's buffers (write
-      // misses allocate lines); the value varies so the stores stay.
+    ro.before_repetition = [&scratch, &d](int r, std::span<const std::span<const std::byte>> buffers) {
+      if (evict_lines(buffers)) return;
+      // No line eviction instruction: writing a buffer twice the LLC evicts
+      // the plan's buffers (write misses allocate lines); the value varies
+      // so the stores stay.
+      if (scratch.empty()) scratch.resize(static_cast<std::size_t>(flush_bytes(d)));
       std::memset(scratch.data(), r & 0xff, scratch.size());
     };
   }

@@ -108,10 +108,13 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
       check();
       f(ptrs.data());
     }
+  std::vector<std::span<const std::byte>> buffers;
+  for (const Tensor& t : bufs)
+    if (!t.data.empty()) buffers.emplace_back(t.data.data(), t.data.size());
   int reps = std::max(opts.repeat, 1);
   std::vector<std::vector<double>> times(fns.size());
   for (int r = 0; r < reps; ++r) {
-    if (opts.before_repetition) opts.before_repetition(r);
+    if (opts.before_repetition) opts.before_repetition(r, buffers);
     for (std::size_t i = 0; i < fns.size(); ++i) {
       check();
       if (opts.around_group) opts.around_group(i, false);

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,10 +23,11 @@ struct RunOptions {
   int threads = 0;        // OpenMP threads for the kernels; 0 = the OpenMP default (OMP_NUM_THREADS)
   bool keep_source = false;  // copy the generated C++ into RunResult::kernel_source
   // Untimed hooks for profilers (profiling/cpu_profiler.h): before each timed
-  // repetition of the whole plan (e.g. a cache flush), and around each timed
-  // group call (after = false just before the clock starts, true just after
-  // it stops; e.g. hardware counters).
-  std::function<void(int repetition)> before_repetition;
+  // repetition of the whole plan (e.g. a cache flush; `buffers` are the
+  // plan's buffers: every source and materialised tensor, each once), and
+  // around each timed group call (after = false just before the clock
+  // starts, true just after it stops; e.g. hardware counters).
+  std::function<void(int repetition, std::span<const std::span<const std::byte>> buffers)> before_repetition;
   std::function<void(std::size_t group, bool after)> around_group;
   // Polled while the kernels compile (every 20 ms) and between group calls
   // (outside the timed window); true = abandon the run: cpu::Cancelled is

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <span>
+#include <vector>
 #include <fstream>
 
 #include "graph/import.h"
@@ -139,6 +141,23 @@ TEST(Records, SameGroupInTwoPlansIsOneSample) {
   EXPECT_DOUBLE_EQ(d[0].median_us, 8.25);  // median of 7.25 and 9.25
   b.min_us = 5;
   EXPECT_DOUBLE_EQ(dedupe_records({a, b, c})[0].min_us, 5);  // minimum of the minima
+}
+
+TEST(CpuProfiler, EvictingLinesKeepsTheData) {
+  // Dirty lines are written back before they are invalidated: the values
+  // survive, unaligned ends included.
+  std::vector<float> a(1000), b(17);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i) * 0.5f;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = -static_cast<float>(i);
+  const std::span<const std::byte> bufs[] = {std::as_bytes(std::span(a)), std::as_bytes(std::span(b).subspan(3)),
+                                            std::span<const std::byte>()};
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_TRUE(evict_lines(bufs));
+#else
+  EXPECT_FALSE(evict_lines(bufs));
+#endif
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], static_cast<float>(i) * 0.5f);
+  for (std::size_t i = 0; i < b.size(); ++i) ASSERT_EQ(b[i], -static_cast<float>(i));
 }
 
 TEST(CpuProfiler, MeasuresEveryGroupWithStatisticsAndRecords) {

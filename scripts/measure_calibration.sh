@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Measures the calibration records of results/calibration/ (docs/calibration.md):
+# the 12 models' unfused, cost and xla plans on host-cpu at batch 1, each
+# group the minimum/median of 21 repetitions on one thread.
+# Usage: scripts/measure_calibration.sh FUSEPLAN OUTDIR
+set -euo pipefail
+fuseplan=${1:?usage: $0 FUSEPLAN OUTDIR}
+out=${2:?usage: $0 FUSEPLAN OUTDIR}
+here=$(cd "$(dirname "$0")/.." && pwd)
+models="$here/../shared/models/onnx"
+mkdir -p "$out"
+for m in "$here"/examples/{bert_base_layer,gpt2_block,mobilenetv2_inverted_residual,resnet50_bottleneck,vit_block}.onnxtxt \
+         "$models"/{distilbert_tiny_optimum,light_shufflenet,light_squeezenet,light_vgg19,mnist_wonnx,trt_residual_block,zoo_candy-9}.onnx; do
+  name=$(basename "${m%.*}")
+  echo "$(date -u +%H:%M:%S) $name (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu --batch 1 --dim S=128 --dim sequence=128 \
+    --strategies unfused,cost,xla --repeat 21 --warmup 2 -o "$out/$name.jsonl" > "$out/$name.log" 2>&1
+done
+echo "$(date -u +%H:%M:%S) done (load $(cut -d' ' -f1-3 /proc/loadavg))"
