@@ -76,6 +76,9 @@ class VerticalSearch {
       if (!fresh(cand)) continue;
       const std::optional<double> gain = gain_now(cand);
       if (gain && *gain == cand.delta_us) {
+        // Node-level legality passed when it was priced; the group DAG has
+        // the last word (checked once per applied merge, not per pricing).
+        if (cand.kind == CandKind::merge && ws_.merge_would_cycle(cand.p, cand.c)) continue;
         apply(cand);
       } else if (gain) {
         std::vector<int> ids = cand.kind == CandKind::duplicate_all ? ws_.consumer_groups(cand.p)

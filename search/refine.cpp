@@ -75,7 +75,7 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
           const bool s_feeds_x = std::find(consumers.begin(), consumers.end(), x) != consumers.end();
           FusionDecision dec = s_feeds_x ? can_merge_vertical(g, ws.nodes(s), ws.nodes(x), d)
                                          : can_merge_vertical(g, ws.nodes(x), ws.nodes(s), d);
-          if (!dec.ok()) continue;
+          if (!dec.ok() || ws.merge_would_cycle(x, s)) continue;
           const int ids[2] = {x, s};
           GroupCost m = ws.cost_of_merge(ids);
           if (!check_resources(m, d, "merge").ok()) continue;

@@ -34,6 +34,15 @@ class WorkState {
   /// Groups whose written values gid reads (ascending).
   std::vector<int> producer_groups(int gid) const;
 
+  /// Whether merging a and b would close a cycle in the group DAG: a path
+  /// from one to the other through a third group (edges: a group's written
+  /// value read by another from memory). Node-level legality
+  /// (can_merge_vertical's path check) misses a path through a group whose
+  /// node reached from one side and node reaching the other are not connected
+  /// inside it (e.g. a group that gained primitives after a copy of it was
+  /// duplicated elsewhere).
+  bool merge_would_cycle(int a, int b) const;
+
   /// Cost of the group as it stands (cached per version).
   const GroupCost& cost_of(int gid);
   /// Cost of the union of groups `gids` as one kernel (what merge() would give).
@@ -90,6 +99,8 @@ class WorkState {
   std::vector<int> cost_version_;
   std::vector<std::pair<NodeId, char>> watched_;  // watch() .. touch_flipped()
   std::vector<int> repriced_;
+  mutable std::vector<unsigned> visit_mark_;  // merge_would_cycle's marks (== visit_epoch_: seen)
+  mutable unsigned visit_epoch_ = 0;
 };
 
 }  // namespace fuseplan

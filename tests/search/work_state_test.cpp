@@ -9,7 +9,9 @@
 #include "costmodel/device.h"
 #include "graph/import.h"
 #include "graph/synthetic.h"
+#include "search/legality.h"
 #include "search/passes.h"
+#include "search/plan.h"
 #include "../shared_models.h"
 
 namespace fuseplan {
@@ -41,6 +43,30 @@ TEST(WorkStateCache, ProducerIsRepricedWhenItsReadersMove) {
   EXPECT_EQ(ws.take_repriced(), (std::vector<int>{a}));
   EXPECT_EQ(ws.cost_of(a).bytes_written, 0);
   EXPECT_EQ(ws.cost_of(b).bytes_written, 2 * 8 * 4 * 4);  // b and c, the outputs
+}
+
+// Regression (tiny-yolov3 on h100-sxm): a group X whose primitive read from
+// P and whose primitive read by C are not connected inside X. Node-level
+// legality sees no path P -> C outside the two groups, but merging them
+// closes the cycle P∪C -> X -> P∪C; greedy merged such a pair and the plan
+// was refused ("the partition's kernels form a cycle").
+TEST(WorkStateCache, MergeThroughAnUnconnectedGroupWouldCycle) {
+  const Graph g = import_onnx_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "f (float[8, 4] x, float[8, 1] w) => (float[8, 1] x1, float[8, 1] c) {\n"
+      "  a = ReduceMax<axes = [1], keepdims = 1>(x)\n x1 = Exp(a)\n x2 = Neg(w)\n c = Add(a, x2) }",
+      {}, "cycle");
+  const DeviceSpec d = load_device("h100-sxm");
+  WorkState ws(g, d);
+  const int a = ws.home(g.at("a")), x1 = ws.home(g.at("x1")), x2 = ws.home(g.at("x2")), c = ws.home(g.at("c"));
+  const int x = ws.merge(x1, x2);  // X = {x1, x2}: side by side, as a horizontal group
+  EXPECT_TRUE(can_merge_vertical(g, ws.nodes(a), ws.nodes(c), d).ok());  // the node-level blind spot
+  EXPECT_TRUE(ws.merge_would_cycle(a, c));
+  EXPECT_TRUE(ws.merge_would_cycle(c, a));
+  EXPECT_FALSE(ws.merge_would_cycle(a, x));  // a -> X directly: no third group between
+  SearchOptions o;
+  greedy_vertical_pass(ws, o, true);
+  EXPECT_NO_THROW(make_plan(g, d, ws.partition(), "cost"));
 }
 
 // After the whole local search, every cached price equals the group priced
