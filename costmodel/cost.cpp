@@ -65,6 +65,31 @@ std::pair<double, double> widest_row(const GroupView& v) {
 double reduction_row_elems(const GroupView& v) { return widest_row(v).first; }
 double reduction_row_bytes(const GroupView& v) { return widest_row(v).second; }
 
+namespace {
+// Whether consumer c reads operand `n` only in part: a Slice reads the
+// elements it outputs, a gather-class primitive's data operand the rows (or
+// elements) it gathers; n must not also be another operand of c.
+bool reads_in_part(const Graph& g, NodeId c, NodeId n) {
+  const Primitive& p = g.node(c);
+  if (p.op != "Slice" && p.op_class != OpClass::gather) return false;
+  const std::vector<NodeId>& ops = g.operands(c);
+  return !ops.empty() && ops[0] == n && std::count(ops.begin(), ops.end(), n) == 1;
+}
+}  // namespace
+
+double input_bytes_read(const Graph& g, const GroupView& v, NodeId n) {
+  const double full = static_cast<double>(g.bytes(n));
+  double part = 0;
+  bool read_here = false;
+  for (NodeId c : g.consumers(n)) {
+    if (v.pos(c) < 0) continue;
+    if (!reads_in_part(g, c, n)) return full;
+    part += static_cast<double>(g.bytes(c));  // output elements × the operand's dtype
+    read_here = true;
+  }
+  return read_here ? std::min(full, part) : full;
+}
+
 }  // namespace costmodel_detail
 
 namespace {
@@ -183,7 +208,7 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   std::sort(inputs.begin(), inputs.end());
   inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
   double read = 0, written = 0;
-  for (NodeId n : inputs) read += static_cast<double>(g.bytes(n));
+  for (NodeId n : inputs) read += input_bytes_read(g, v, n);
   for (NodeId n : grp.materialised)
     if (g.node(n).op_class != OpClass::source) written += static_cast<double>(g.bytes(n));
   // A multipass group whose row fits no block re-reads its inputs once per

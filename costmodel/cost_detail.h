@@ -61,6 +61,14 @@ double reduction_row_elems(const GroupView& v);
 /// Bytes of that row (row elements × the reduced input's element size).
 double reduction_row_bytes(const GroupView& v);
 
+/// Bytes the group reads of its input n (outside the group, or a source in
+/// it): the whole tensor, unless every primitive of the group reading n
+/// touches only part of it — a Slice (as many bytes as it outputs) or a
+/// gather's data operand (the gathered rows) — then their sum, at most the
+/// tensor (an embedding lookup reads its rows, not the table; q, k, v
+/// sliced from one projection read a third each).
+double input_bytes_read(const Graph& g, const GroupView& v, NodeId n);
+
 // ---- flops.cpp ----
 struct GroupFlops {
   double contraction = 0;     // FLOP-equivalents of contraction nodes (tensor/GEMM peak)
