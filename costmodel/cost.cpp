@@ -104,17 +104,9 @@ double cpu_l1_bw(const DeviceSpec& d) {
 
 double safe_div(double a, double b) { return b > 0 ? a / b : 0; }
 
-// printf("%.*f") text (std::to_chars is specified to match it), without
-// printf's format parsing: every plan formats a dozen numbers per group.
-std::string num(double x, int decimals = 0) {
-  char buf[400];  // the longest finite double in fixed notation: 309 digits + sign + decimals
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, decimals);
-  if (ec != std::errc{}) {
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-    return buf;
-  }
-  return std::string(buf, end);
-}
+// printf("%.*f") text (fixed_text.cpp): every plan formats about twenty
+// numbers per group.
+std::string num(double x, int decimals = 0) { return fixed_text(x, decimals); }
 
 std::string tensor_list(const Graph& g, const std::vector<NodeId>& ns) {
   std::string s;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -60,6 +61,13 @@ NodeFacts node_facts(const Graph& g, NodeId n);
 double reduction_row_elems(const GroupView& v);
 /// Bytes of that row (row elements × the reduced input's element size).
 double reduction_row_bytes(const GroupView& v);
+
+/// printf("%.*f", decimals, x) text, byte for byte (std::to_chars'
+/// fixed notation), without its general algorithm for the common case (x ≥ 0
+/// below 2^53, at most 3 decimals): a plan's breakdown prints about twenty
+/// numbers per group (fixed_text.cpp).
+void append_fixed(std::string& s, double x, int decimals);
+std::string fixed_text(double x, int decimals);
 
 // ---- flops.cpp ----
 struct GroupFlops {
