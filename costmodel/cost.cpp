@@ -16,20 +16,45 @@ namespace fuseplan {
 
 namespace costmodel_detail {
 
-GroupView::GroupView(const Graph& graph, const Group& group) : g(graph), grp(group), order(group.nodes) {
+namespace {
+// GroupView's position table: NodeId -> position, -1 everywhere outside the
+// view that holds it (`busy`).
+struct PositionTable {
+  std::vector<int> pos;
+  bool busy = false;
+};
+thread_local PositionTable t_positions;
+}  // namespace
+
+GroupView::GroupView(const Graph& graph, const Group& group) : g(graph), grp(group) {
+  order.assign(group.nodes.begin(), group.nodes.end());
   for (NodeId n : order)
     if (n >= g.size()) throw Error("group " + std::to_string(grp.id) + " holds node " + std::to_string(n) +
                                    " which is not in graph '" + g.name + "'");
   std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
   order.erase(std::unique(order.begin(), order.end()), order.end());
-  index.reserve(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) index.emplace_back(order[i], static_cast<int>(i));
-  std::sort(index.begin(), index.end());
+  if (!t_positions.busy) {
+    t_positions.busy = true;
+    if (t_positions.pos.size() < g.size()) t_positions.pos.resize(g.size(), -1);
+    table_ = t_positions.pos.data();
+    table_size_ = t_positions.pos.size();
+    for (std::size_t i = 0; i < order.size(); ++i) table_[order[i]] = static_cast<int>(i);
+    return;
+  }
+  index_.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) index_.emplace_back(order[i], static_cast<int>(i));
+  std::sort(index_.begin(), index_.end());
 }
 
-int GroupView::pos(NodeId n) const {
-  auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(n, -1));
-  return it != index.end() && it->first == n ? it->second : -1;
+GroupView::~GroupView() {
+  if (!table_) return;
+  for (NodeId n : order) table_[n] = -1;
+  t_positions.busy = false;
+}
+
+int GroupView::pos_in_index(NodeId n) const {
+  auto it = std::lower_bound(index_.begin(), index_.end(), std::make_pair(n, -1));
+  return it != index_.end() && it->first == n ? it->second : -1;
 }
 
 double work_elems(const Graph& g, NodeId n) {
@@ -163,9 +188,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   GroupCost c;
 
   // --- bytes: external inputs once, materialised outputs once ---
-  // External inputs (as group_inputs(), with the view's O(log k) lookup);
+  // External inputs (as group_inputs(), with the view's O(1) lookup);
   // sources placed inside the group are loads too.
-  std::vector<NodeId> inputs;
+  PooledVector<NodeId> inputs;
   const BoostGraph& bg = g.boost();
   for (NodeId n : v.order) {
     if (g.node(n).op_class == OpClass::source) inputs.push_back(n);
