@@ -67,7 +67,10 @@ class WorkState {
     std::span<const NodeId> nodes;
   };
   bool holds_with(int gid, NodeId n, std::span<const int> merged, const Overlay& ov) const;
-  Group build(std::span<const int> gids, const Overlay& ov) const;
+  /// The union of `gids` (with the overlay's copies) as one Group, built in
+  /// scratch_: valid until the next build() (the callers price it at once;
+  /// reusing the Group keeps its vectors' capacity across ~10^5 pricings).
+  const Group& build(std::span<const int> gids, const Overlay& ov) const;
   bool materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const;
   void touch(int gid);
   /// Whether n, as its home group stands, is written to memory.
@@ -90,6 +93,7 @@ class WorkState {
   std::vector<int> cost_version_;
   std::vector<std::pair<NodeId, char>> watched_;  // watch() .. touch_flipped()
   std::vector<int> repriced_;
+  mutable Group scratch_;  // build()'s result
 };
 
 }  // namespace fuseplan
