@@ -268,6 +268,12 @@ int WorkState::split_off(NodeId n) {
   return gid;
 }
 
+void WorkState::undo_split_off(int from, int s, const GroupCost& from_price) {
+  merge(from, s);
+  cost_cache_[from] = from_price;
+  cost_version_[from] = version_[from];
+}
+
 std::vector<std::vector<NodeId>> WorkState::partition() const {
   std::vector<std::vector<NodeId>> out;
   for (std::size_t i = 0; i < nodes_.size(); ++i)

@@ -50,6 +50,11 @@ class WorkState {
   void duplicate(int p, std::span<const int> consumers);
   /// Moves node n (homed in its group, held nowhere else) out into a new group; returns its id.
   int split_off(NodeId n);
+  /// Undoes `s = split_off(n)` (nothing changed since): merges s back into
+  /// `from`, which leaves nodes, holders and homes exactly as before the
+  /// split, so `from_price`, its cost_of() taken just before the split, is
+  /// its price again and is cached instead of being recomputed.
+  void undo_split_off(int from, int s, const GroupCost& from_price);
 
   /// Node sets of the alive groups.
   std::vector<std::vector<NodeId>> partition() const;
