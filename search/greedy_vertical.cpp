@@ -75,13 +75,10 @@ class VerticalSearch {
       Candidate cand = pq_.top();
       pq_.pop();
       if (!fresh(cand)) continue;
-      // Priced since the last change of the state: gain_now() would repeat
-      // the same computation on the same state and return delta_us exactly.
-      if (cand.epoch == epoch_) {
-        apply(cand);
-        continue;
-      }
-      const std::optional<double> gain = gain_now(cand);
+      // Priced since the last change of the state (same epoch): gain_now()
+      // would repeat the same computation on the same state and return
+      // delta_us exactly, so it is not asked.
+      const std::optional<double> gain = cand.epoch == epoch_ ? std::optional<double>(cand.delta_us) : gain_now(cand);
       if (gain && *gain == cand.delta_us) {
         apply(cand);
       } else if (gain) {
