@@ -16,20 +16,45 @@ namespace fuseplan {
 
 namespace costmodel_detail {
 
-GroupView::GroupView(const Graph& graph, const Group& group) : g(graph), grp(group), order(group.nodes) {
+namespace {
+// GroupView's position table: NodeId -> position, -1 everywhere outside the
+// view that holds it (`busy`).
+struct PositionTable {
+  std::vector<int> pos;
+  bool busy = false;
+};
+thread_local PositionTable t_positions;
+}  // namespace
+
+GroupView::GroupView(const Graph& graph, const Group& group) : g(graph), grp(group) {
+  order.assign(group.nodes.begin(), group.nodes.end());
   for (NodeId n : order)
     if (n >= g.size()) throw Error("group " + std::to_string(grp.id) + " holds node " + std::to_string(n) +
                                    " which is not in graph '" + g.name + "'");
   std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
   order.erase(std::unique(order.begin(), order.end()), order.end());
-  index.reserve(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) index.emplace_back(order[i], static_cast<int>(i));
-  std::sort(index.begin(), index.end());
+  if (!t_positions.busy) {
+    t_positions.busy = true;
+    if (t_positions.pos.size() < g.size()) t_positions.pos.resize(g.size(), -1);
+    table_ = t_positions.pos.data();
+    table_size_ = t_positions.pos.size();
+    for (std::size_t i = 0; i < order.size(); ++i) table_[order[i]] = static_cast<int>(i);
+    return;
+  }
+  index_.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) index_.emplace_back(order[i], static_cast<int>(i));
+  std::sort(index_.begin(), index_.end());
 }
 
-int GroupView::pos(NodeId n) const {
-  auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(n, -1));
-  return it != index.end() && it->first == n ? it->second : -1;
+GroupView::~GroupView() {
+  if (!table_) return;
+  for (NodeId n : order) table_[n] = -1;
+  t_positions.busy = false;
+}
+
+int GroupView::pos_in_index(NodeId n) const {
+  auto it = std::lower_bound(index_.begin(), index_.end(), std::make_pair(n, -1));
+  return it != index_.end() && it->first == n ? it->second : -1;
 }
 
 double work_elems(const Graph& g, NodeId n) {
@@ -129,25 +154,49 @@ double cpu_l1_bw(const DeviceSpec& d) {
 
 double safe_div(double a, double b) { return b > 0 ? a / b : 0; }
 
-// printf("%.*f") text (std::to_chars is specified to match it), without
-// printf's format parsing: every plan formats a dozen numbers per group.
-std::string num(double x, int decimals = 0) {
-  char buf[400];  // the longest finite double in fixed notation: 309 digits + sign + decimals
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, decimals);
-  if (ec != std::errc{}) {
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-    return buf;
-  }
-  return std::string(buf, end);
-}
+// The breakdown text, appended piece by piece to one string without
+// temporaries (a plan writes about 1 KB of it per group): `<< fixed(x, d)`
+// prints printf("%.*f", d, x) (fixed_text.cpp), an integer prints as
+// std::to_string does.
+struct Fixed {
+  double x;
+  int decimals;
+};
+Fixed fixed(double x, int decimals = 0) { return {x, decimals}; }
 
-std::string tensor_list(const Graph& g, const std::vector<NodeId>& ns) {
-  std::string s;
-  for (NodeId n : ns) {
-    if (!s.empty()) s += ", ";
-    s += g.node(n).name + ": " + num(static_cast<double>(g.bytes(n)));
+class TextOut {
+ public:
+  explicit TextOut(std::string& s) : s_(s) {}
+  TextOut& operator<<(std::string_view x) {
+    s_.append(x);
+    return *this;
   }
-  return s;
+  TextOut& operator<<(Fixed f) {
+    append_fixed(s_, f.x, f.decimals);
+    return *this;
+  }
+  TextOut& operator<<(int i) { return integer(i); }
+  TextOut& operator<<(std::size_t i) { return integer(i); }
+
+ private:
+  template <class I>
+  TextOut& integer(I i) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, i);
+    s_.append(buf, end);
+    return *this;
+  }
+  std::string& s_;
+};
+
+// "name: bytes, name: bytes" of the tensors `ns`.
+void put_tensor_list(TextOut& o, const Graph& g, const std::vector<NodeId>& ns) {
+  bool first = true;
+  for (NodeId n : ns) {
+    if (!first) o << ", ";
+    first = false;
+    o << g.node(n).name << ": " << fixed(static_cast<double>(g.bytes(n)));
+  }
 }
 
 }  // namespace
@@ -196,9 +245,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   GroupCost c;
 
   // --- bytes: external inputs once, materialised outputs once ---
-  // External inputs (as group_inputs(), with the view's O(log k) lookup);
+  // External inputs (as group_inputs(), with the view's O(1) lookup);
   // sources placed inside the group are loads too.
-  std::vector<NodeId> inputs;
+  PooledVector<NodeId> inputs;
   const BoostGraph& bg = g.boost();
   for (NodeId n : v.order) {
     if (g.node(n).op_class == OpClass::source) inputs.push_back(n);
@@ -277,49 +326,58 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
 
   if (!with_breakdown) return c;
   std::string& b = c.breakdown;
-  b += "kind = " + std::string(to_string(grp.kind)) + ", " + std::to_string(v.order.size()) + " primitives on " + d.name + "\n";
-  b += "bytes_read = " + num(c.bytes_read) + " (" + tensor_list(g, inputs) +
-       (passes > 1 ? "; × " + num(passes) + " passes, row not resident" : "") +
-       (r.spill_bytes > 0 ? "; spill loads " + num(r.spill_bytes / 2) : "") + ")\n";
-  b += "bytes_written = " + num(c.bytes_written) + " (" + tensor_list(g, grp.materialised) +
-       (r.spill_bytes > 0 ? "; spill stores " + num(r.spill_bytes / 2) : "") + ")\n";
-  b += "flops = " + num(c.flops) + " (";
+  b.reserve(1024);  // a breakdown is about 1 KB
+  TextOut o(b);
+  o << "kind = " << to_string(grp.kind) << ", " << v.order.size() << " primitives on " << d.name << "\n";
+  o << "bytes_read = " << fixed(c.bytes_read) << " (";
+  put_tensor_list(o, g, inputs);
+  if (passes > 1) o << "; × " << fixed(passes) << " passes, row not resident";
+  if (r.spill_bytes > 0) o << "; spill loads " << fixed(r.spill_bytes / 2);
+  o << ")\n";
+  o << "bytes_written = " << fixed(c.bytes_written) << " (";
+  put_tensor_list(o, g, grp.materialised);
+  if (r.spill_bytes > 0) o << "; spill stores " << fixed(r.spill_bytes / 2);
+  o << ")\n";
+  o << "flops = " << fixed(c.flops) << " (";
   for (std::size_t i = 0; i < v.order.size(); ++i) {
     double pf = primitive_flops(g, v.order[i]);
     if (pf <= 0) continue;
-    if (b.back() != '(') b += ", ";
-    b += g.node(v.order[i]).name + ": " + num(pf) + (f.times[i] != 1 ? " × " + num(f.times[i], 2) : "");
+    if (b.back() != '(') o << ", ";
+    o << g.node(v.order[i]).name << ": " << fixed(pf);
+    if (f.times[i] != 1) o << " × " << fixed(f.times[i], 2);
   }
-  b += ")\n";
+  o << ")\n";
   if (c.measured) {
-    b += "regs_per_thread = " + std::to_string(r.regs) + " (measured; estimate " + std::to_string(c.regs_estimate) +
-         " = live " + std::to_string(r.live_regs) + " + address " + std::to_string(r.base_regs) + " + extra " +
-         std::to_string(r.extra_regs) + "; limit " + std::to_string(d.max_regs_per_thread) + ")" +
-         (r.spill_bytes > 0 ? ", spill_bytes = " + num(r.spill_bytes) : "") + "\n";
+    o << "regs_per_thread = " << r.regs << " (measured; estimate " << c.regs_estimate << " = live " << r.live_regs
+      << " + address " << r.base_regs << " + extra " << r.extra_regs << "; limit " << d.max_regs_per_thread << ")";
   } else {
-    b += "regs_per_thread = " + std::to_string(r.regs) + " (live " + std::to_string(r.live_regs) + " + address " +
-         std::to_string(r.base_regs) + " + accumulators/row/fragments " + std::to_string(r.extra_regs) + "; limit " +
-         std::to_string(d.max_regs_per_thread) + ")" +
-         (r.spill_bytes > 0 ? ", spill_bytes = " + num(r.spill_bytes) : "") + "\n";
+    o << "regs_per_thread = " << r.regs << " (live " << r.live_regs << " + address " << r.base_regs
+      << " + accumulators/row/fragments " << r.extra_regs << "; limit " << d.max_regs_per_thread << ")";
   }
-  b += "occupancy = " + num(r.occupancy, 3) + (r.smem_bytes > 0 ? " (row in shared memory: " + num(r.smem_bytes) + " B)" : "") + "\n";
-  b += "t_mem = " + num(c.t_mem_us, 3) + " us (" + num(c.bytes()) + " B / (" + std::string(level) + " " + num(bw, 1) +
-       " GB/s × e_mem " + num(d.e_mem, 2) + (d.is_gpu() ? " × occupancy factor " + num(occ_factor, 2) : "") + "))\n";
-  b += "t_compute = " + num(c.t_compute_us, 3) + " us (contraction " + num(f.contraction) + " / (" + num(peak_c, 1) +
-       " TFLOP/s × e_contraction " + num(d.e_contraction, 2) + ") + other " + num(f.other) + " / (" +
-       num(d.fp32_TFLOPs, 1) + " TFLOP/s × e_cmp " + num(d.e_cmp, 2) + ")" +
-       (f.transcendental > 0 && d.e_transcendental > 0
-            ? ", of which transcendental " + num(f.transcendental) + " at e_transcendental " + num(d.e_transcendental, 3)
-            : std::string()) +
-       (t_serial > 0 ? " + reduction steps " + num(f.reduction_steps) + " × " + num(d.reduce_step_ns, 3) +
-                           " ns + max/min steps " + num(f.select_steps) + " × " + num(d.select_step_ns, 3) +
-                           " ns + pool steps " + num(f.pool_steps) + " × " + num(d.pool_step_ns, 3) + " ns"
-                     : std::string()) +
-       ")\n";
-  b += "launch = " + num(c.launch_us, 3) + " us\n";
+  if (r.spill_bytes > 0) o << ", spill_bytes = " << fixed(r.spill_bytes);
+  o << "\n";
+  o << "occupancy = " << fixed(r.occupancy, 3);
+  if (r.smem_bytes > 0) o << " (row in shared memory: " << fixed(r.smem_bytes) << " B)";
+  o << "\n";
+  o << "t_mem = " << fixed(c.t_mem_us, 3) << " us (" << fixed(c.bytes()) << " B / (" << level << " " << fixed(bw, 1)
+    << " GB/s × e_mem " << fixed(d.e_mem, 2);
+  if (d.is_gpu()) o << " × occupancy factor " << fixed(occ_factor, 2);
+  o << "))\n";
+  o << "t_compute = " << fixed(c.t_compute_us, 3) << " us (contraction " << fixed(f.contraction) << " / ("
+    << fixed(peak_c, 1) << " TFLOP/s × e_contraction " << fixed(d.e_contraction, 2) << ") + other " << fixed(f.other)
+    << " / (" << fixed(d.fp32_TFLOPs, 1) << " TFLOP/s × e_cmp " << fixed(d.e_cmp, 2) << ")";
+  if (f.transcendental > 0 && d.e_transcendental > 0)
+    o << ", of which transcendental " << fixed(f.transcendental) << " at e_transcendental " << fixed(d.e_transcendental, 3);
+  if (t_serial > 0)
+    o << " + reduction steps " << fixed(f.reduction_steps) << " × " << fixed(d.reduce_step_ns, 3) << " ns + max/min steps "
+      << fixed(f.select_steps) << " × " << fixed(d.select_step_ns, 3) << " ns + pool steps " << fixed(f.pool_steps)
+      << " × " << fixed(d.pool_step_ns, 3) << " ns";
+  o << ")\n";
+  o << "launch = " << fixed(c.launch_us, 3) << " us\n";
   if (c.gemm_calls > 0)
-    b += "gemm_calls = " + num(c.gemm_calls) + " × " + num(d.gemm_call_us, 3) + " us = " + num(c.t_calls_us, 3) + " us\n";
-  b += "predicted = " + num(c.predicted_us, 3) + " us (" + c.bound + "-bound)";
+    o << "gemm_calls = " << fixed(c.gemm_calls) << " × " << fixed(d.gemm_call_us, 3) << " us = " << fixed(c.t_calls_us, 3)
+      << " us\n";
+  o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound)";
   return c;
 }
 

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "costmodel/device.h"
+#include "costmodel/scratch.h"
 #include "costmodel/group.h"
 #include "graph/graph.h"
 
@@ -21,16 +23,29 @@ inline constexpr int kTileN = 128;
 inline constexpr int kTileThreads = 256;
 
 /// A group's nodes in topological order with an id -> position lookup.
-/// Built once per cost() call (two small vectors).
+/// Built once per cost() call. The lookup is a per-thread table indexed by
+/// NodeId (filled here, cleared by the destructor: O(1) per pos(), which the
+/// cost model asks for every edge it walks); a view built while another
+/// view of the same thread holds the table falls back to a sorted index.
 struct GroupView {
   const Graph& g;
   const Group& grp;
-  std::vector<NodeId> order;                  // grp.nodes sorted by topo index
-  std::vector<std::pair<NodeId, int>> index;  // (node, position in order), sorted by node
+  PooledVector<NodeId> order;                  // grp.nodes sorted by topo index
 
   GroupView(const Graph& graph, const Group& group);
+  ~GroupView();
+  GroupView(const GroupView&) = delete;
+  GroupView& operator=(const GroupView&) = delete;
   /// Position of n in `order`, or -1 when n is not in the group.
-  int pos(NodeId n) const;
+  int pos(NodeId n) const {
+    return table_ ? (n < table_size_ ? table_[n] : -1) : pos_in_index(n);
+  }
+
+ private:
+  int pos_in_index(NodeId n) const;
+  int* table_ = nullptr;       // the per-thread table when this view holds it (-1: not a member)
+  std::size_t table_size_ = 0;
+  PooledVector<std::pair<NodeId, int>> index_;  // (node, position), sorted by node: only without the table
 };
 
 /// Elements a primitive works on: the reduced input for a reduction (so a
@@ -69,6 +84,13 @@ double reduction_row_bytes(const GroupView& v);
 /// sliced from one projection read a third each).
 double input_bytes_read(const Graph& g, const GroupView& v, NodeId n);
 
+/// printf("%.*f", decimals, x) text, byte for byte (std::to_chars'
+/// fixed notation), without its general algorithm for the common case (x ≥ 0
+/// below 2^53, at most 3 decimals): a plan's breakdown prints about twenty
+/// numbers per group (fixed_text.cpp).
+void append_fixed(std::string& s, double x, int decimals);
+std::string fixed_text(double x, int decimals);
+
 // ---- flops.cpp ----
 struct GroupFlops {
   double contraction = 0;     // FLOP-equivalents of contraction nodes (tensor/GEMM peak)
@@ -79,7 +101,7 @@ struct GroupFlops {
                               // per output, the row length beyond kReduceOverlapSteps
   double select_steps = 0;    // reduced input elements of emitted ReduceMax/ReduceMin × times computed
   double pool_steps = 0;      // window elements of MaxPool/AveragePool (output × kernel window) × times computed
-  std::vector<double> times;  // per position in GroupView::order: times computed
+  PooledVector<double> times;  // per position in GroupView::order: times computed
   double total() const { return contraction + other; }
 };
 /// Σ primitive_flops × times computed (see costmodel/README.md).

@@ -288,7 +288,8 @@ GroupFlops group_flops(const GroupView& v) {
   const std::size_t k = v.order.size();
   GroupFlops out;
   out.times.assign(k, 1.0);
-  std::vector<char> anchored(k, 0);
+  PooledVector<char> anchored;
+  anchored.assign(k, 0);
   for (std::size_t i = 0; i < k; ++i) {
     NodeId n = v.order[i];
     anchored[i] = is_anchor(g.node(n).op_class);

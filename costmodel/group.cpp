@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 
+#include "costmodel/scratch.h"
+
 namespace fuseplan {
 
 namespace {
@@ -18,11 +20,12 @@ bool in(const std::vector<NodeId>& v, NodeId n) { return std::find(v.begin(), v.
 // input's producers: the row must stay resident between the passes.
 bool is_reread_reduction(const Graph& g, const std::vector<NodeId>& nodes, NodeId r) {
   const BoostGraph& bg = g.boost();
-  std::vector<NodeId> ops = g.operands(r);
+  const std::vector<NodeId>& ops = g.operands(r);
   if (ops.empty()) return false;
   // Ancestors of the reduced input inside the group, plus the external
   // tensors at the boundary (the row data and everything it is made of).
-  std::vector<NodeId> upstream{ops[0]};
+  PooledVector<NodeId> upstream;  // pooled (costmodel/scratch.h): the search asks this per candidate
+  upstream.push_back(ops[0]);
   for (std::size_t i = 0; i < upstream.size(); ++i) {
     NodeId u = upstream[i];
     if (!in(nodes, u)) continue;
@@ -32,7 +35,8 @@ bool is_reread_reduction(const Graph& g, const std::vector<NodeId>& nodes, NodeI
     }
   }
   // Descendants of r inside the group.
-  std::vector<NodeId> downstream{r};
+  PooledVector<NodeId> downstream;
+  downstream.push_back(r);
   for (std::size_t i = 0; i < downstream.size(); ++i)
     for (auto [it, end] = boost::out_edges(downstream[i], bg); it != end; ++it) {
       NodeId c = boost::target(*it, bg);

@@ -138,8 +138,9 @@ NodeId first_contraction(const GroupView& v) {
   return kNoNode;
 }
 
-std::vector<int> all_positions(const GroupView& v) {
-  std::vector<int> s(v.order.size());
+PooledVector<int> all_positions(const GroupView& v) {
+  PooledVector<int> s;
+  s.resize(v.order.size());
   for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<int>(i);
   return s;
 }

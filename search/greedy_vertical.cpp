@@ -20,6 +20,7 @@ struct Candidate {
   CandKind kind = CandKind::merge;
   int p = -1, c = -1;
   uint32_t stamp_begin = 0, stamp_count = 0;  // (group, version) pairs it was priced at, in VerticalSearch::stamps_
+  uint32_t epoch = 0;  // VerticalSearch::epoch_ when it was priced
 };
 
 struct Worse {
@@ -74,7 +75,10 @@ class VerticalSearch {
       Candidate cand = pq_.top();
       pq_.pop();
       if (!fresh(cand)) continue;
-      const std::optional<double> gain = gain_now(cand);
+      // Priced since the last change of the state (same epoch): gain_now()
+      // would repeat the same computation on the same state and return
+      // delta_us exactly, so it is not asked.
+      const std::optional<double> gain = cand.epoch == epoch_ ? std::optional<double>(cand.delta_us) : gain_now(cand);
       if (gain && *gain == cand.delta_us) {
         // Node-level legality passed when it was priced; the group DAG has
         // the last word (checked once per applied merge, not per pricing).
@@ -195,7 +199,8 @@ class VerticalSearch {
 
   void push(double delta_us, CandKind kind, int p, int c, std::span<const int> stamp_ids) {
     if (delta_us <= kMinGainUs) return;
-    Candidate cand{delta_us, kind, p, c, static_cast<uint32_t>(stamps_.size()), static_cast<uint32_t>(stamp_ids.size())};
+    Candidate cand{delta_us, kind, p, c, static_cast<uint32_t>(stamps_.size()), static_cast<uint32_t>(stamp_ids.size()),
+                   epoch_};
     for (int i : stamp_ids) stamps_.emplace_back(i, ws_.version(i));
     pq_.push(cand);
   }
@@ -213,6 +218,7 @@ class VerticalSearch {
   void apply(const Candidate& c) {
     // The state changes: every pair may be priced again.
     priced_.clear();
+    ++epoch_;
     std::vector<int> touched;
     if (c.kind == CandKind::merge) {
       touched.push_back(ws_.merge(c.p, c.c));
@@ -234,6 +240,7 @@ class VerticalSearch {
   std::vector<std::pair<int, int>> stamps_;  // stamp storage of every candidate pushed
   std::vector<std::pair<int, int>> priced_;  // pairs priced since the last change
   bool initialising_ = true;
+  uint32_t epoch_ = 0;  // number of changes apply() made to the state
 };
 
 }  // namespace

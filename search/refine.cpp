@@ -58,7 +58,8 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
       if (!ws.alive(gid) || ws.nodes(gid).size() < 2) continue;
       for (NodeId n : boundary_nodes(ws, gid, holders)) {
         if (ws.nodes(gid).size() < 2) break;
-        const double before = ws.cost_of(gid).predicted_us;
+        const GroupCost before_cost = ws.cost_of(gid);
+        const double before = before_cost.predicted_us;
         const int s = ws.split_off(n);
         const double rest = ws.cost_of(gid).predicted_us;
         // Option A: n alone.
@@ -83,7 +84,7 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
           if (gain > best_gain) best_gain = gain, best_target = x;
         }
         if (best_gain <= kMinGainUs) {
-          ws.merge(gid, s);  // undo
+          ws.undo_split_off(gid, s, before_cost);
           continue;
         }
         changed.push_back(gid);

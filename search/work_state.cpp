@@ -125,8 +125,12 @@ bool WorkState::materialised(NodeId n, std::span<const int> merged, const Overla
   return false;
 }
 
-Group WorkState::build(std::span<const int> gids, const Overlay& ov) const {
-  Group grp;
+const Group& WorkState::build(std::span<const int> gids, const Overlay& ov) const {
+  Group& grp = scratch_;
+  grp.nodes.clear();
+  grp.materialised.clear();
+  grp.duplicated.clear();
+  grp.branches.clear();
   for (int gid : gids) grp.nodes.insert(grp.nodes.end(), nodes_[gid].begin(), nodes_[gid].end());
   for (int t : ov.targets)
     if (has(gids, t)) grp.nodes.insert(grp.nodes.end(), ov.nodes.begin(), ov.nodes.end());
@@ -292,6 +296,12 @@ int WorkState::split_off(NodeId n) {
   touch(from);
   touch_flipped();
   return gid;
+}
+
+void WorkState::undo_split_off(int from, int s, const GroupCost& from_price) {
+  merge(from, s);
+  cost_cache_[from] = from_price;
+  cost_version_[from] = version_[from];
 }
 
 std::vector<std::vector<NodeId>> WorkState::partition() const {

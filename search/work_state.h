@@ -59,6 +59,11 @@ class WorkState {
   void duplicate(int p, std::span<const int> consumers);
   /// Moves node n (homed in its group, held nowhere else) out into a new group; returns its id.
   int split_off(NodeId n);
+  /// Undoes `s = split_off(n)` (nothing changed since): merges s back into
+  /// `from`, which leaves nodes, holders and homes exactly as before the
+  /// split, so `from_price`, its cost_of() taken just before the split, is
+  /// its price again and is cached instead of being recomputed.
+  void undo_split_off(int from, int s, const GroupCost& from_price);
 
   /// Node sets of the alive groups.
   std::vector<std::vector<NodeId>> partition() const;
@@ -76,7 +81,10 @@ class WorkState {
     std::span<const NodeId> nodes;
   };
   bool holds_with(int gid, NodeId n, std::span<const int> merged, const Overlay& ov) const;
-  Group build(std::span<const int> gids, const Overlay& ov) const;
+  /// The union of `gids` (with the overlay's copies) as one Group, built in
+  /// scratch_: valid until the next build() (the callers price it at once;
+  /// reusing the Group keeps its vectors' capacity across ~10^5 pricings).
+  const Group& build(std::span<const int> gids, const Overlay& ov) const;
   bool materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const;
   void touch(int gid);
   /// Whether n, as its home group stands, is written to memory.
@@ -101,6 +109,7 @@ class WorkState {
   std::vector<int> repriced_;
   mutable std::vector<unsigned> visit_mark_;  // merge_would_cycle's marks (== visit_epoch_: seen)
   mutable unsigned visit_epoch_ = 0;
+  mutable Group scratch_;  // build()'s result
 };
 
 }  // namespace fuseplan
