@@ -1,8 +1,10 @@
 // Host probe: the triad gives a positive bandwidth at a DRAM-sized working
-// set, and two independent implementations agree. Kept under ~5 s.
+// set, and two independent implementations agree. Kept under ~5 s when the
+// machine is quiet (more rounds only while the two disagree).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "profiling/probe.h"
@@ -24,12 +26,15 @@ TEST(Probe, TriadAtDramSizeAgreesWithIndependentMeasurement) {
   const std::size_t ws = std::min<std::size_t>(fuseplan::dram_working_set_bytes(h), std::size_t(512) << 20);
   // One thread: other processes on a small shared machine disturb one thread
   // far less than a thread per core. Interleave the two so background load
-  // hits both alike; best of each.
+  // hits both alike; best of each, with more rounds only while they disagree
+  // (under ctest -j2 a neighbouring test once halved one of two rounds:
+  // 9.4 against 4.3 GB/s).
   const int threads = 1;
   double triad = 0, indep = 0;
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < 6; ++round) {
     triad = std::max(triad, fuseplan::stream_triad_GBps(ws, threads, 2));
     indep = std::max(indep, fuseplan::independent_triad_GBps(ws, threads, 2));
+    if (round >= 1 && std::abs(triad / indep - 1.0) <= 0.3) break;
   }
   EXPECT_GT(triad, 0.1);
   EXPECT_GT(indep, 0.1);
