@@ -99,6 +99,7 @@ std::string to_json(const std::vector<Row>& rows, const std::string& device) {
 
 void run_compare(const CompareArgs& a) {
   const DeviceSpec d = load_device(a.device);
+  if (a.measure) require_cpu_for_measure(d, "compare");
   const auto names = chosen_strategies(a.strategies);
   std::vector<int64_t> batches = a.batches.empty() ? std::vector<int64_t>{0} : a.batches;
   SearchOptions o;

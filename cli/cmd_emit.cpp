@@ -5,6 +5,9 @@
 // --library leaves contraction groups to cuBLASLt/cuDNN (emit/cuda/lowering.h).
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <regex>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -67,12 +70,23 @@ void run_emit(const EmitArgs& a) {
     return;
   }
   const cuda::LibraryOptions lib = library_options(a.library);
+  // The device check comes before anything is written (a CPU device used to
+  // leave the .cu files behind an error).
+  std::optional<cuda::NvrtcOptions> nvrtc;
+  if (!a.no_compile) nvrtc = cuda::nvrtc_options(d, a.allow_fma);
   auto srcs = cuda::plan_sources(m.graph, plan, d, false, lib);
+  // A previous emission of another plan into this folder: its group files go,
+  // so the folder holds one plan's kernels (resources.json lists them).
+  const std::regex group_file(R"(group_[0-9]+\.(cu|cubin))");
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(a.output, ec), end; !ec && it != end; it.increment(ec))
+    if (std::regex_match(it->path().filename().string(), group_file)) stale.push_back(it->path());
+  for (const fs::path& p : stale) fs::remove(p, ec);
   for (const auto& s : srcs)
     write_file_atomic((fs::path(a.output) / ("group_" + std::to_string(s.group_id) + ".cu")).string(), s.source);
   std::cout << "wrote " << srcs.size() << " CUDA sources to " << a.output << "\n";
   if (a.no_compile) return;
-  cuda::NvrtcOptions o = cuda::nvrtc_options(d, a.allow_fma);
+  const cuda::NvrtcOptions& o = *nvrtc;
   std::vector<std::string> cubins;
   auto table = cuda::measure_plan(m.graph, plan, d, o, &cubins, nullptr, false, lib);
   for (std::size_t i = 0; i < cubins.size(); ++i)

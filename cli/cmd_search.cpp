@@ -21,6 +21,7 @@ struct SearchArgs {
   std::string output;
   std::string plan;  // cost: an existing plan to price
   int max_group_size = 128;
+  double time_limit_s = 60;  // exact strategies (optimal)
   bool json = false;
   bool measure_registers = false;
 };
@@ -70,6 +71,7 @@ void run_search(const SearchArgs& a) {
   const DeviceSpec d = load_device(a.device);
   SearchOptions o;
   o.max_group_size = a.max_group_size;
+  o.time_limit_s = a.time_limit_s;
   // --measure-registers: the search asks NVRTC for the registers/spills of
   // each group whose estimate constrains it and prices it with the
   // measurement (costmodel/cost.h ResourceOracle); the plan then records
@@ -138,7 +140,12 @@ void add_search(CLI::App& app) {
   a->model.add_to(cmd);
   cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
   cmd->add_option("--strategy", a->strategy, "fusion strategy")->capture_default_str();
-  cmd->add_option("--max-group-size", a->max_group_size, "primitives per kernel at most")->capture_default_str();
+  cmd->add_option("--max-group-size", a->max_group_size, "primitives per kernel at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
   cmd->add_option("-o,--output", a->output, "plan JSON to write (atomically)");
   cmd->add_flag("--measure-registers", a->measure_registers,
                 "compile candidate groups with NVRTC for the device arch; the search prices them with the measured "

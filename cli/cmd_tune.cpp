@@ -80,6 +80,7 @@ void run_tune(TuneArgs& a) {
   TuneModel model{a.model.path, a.model.import_options().dims, ""};
   model.sha256 = sha256_hex(read_file(model.path));
   const DeviceSpec d = load_device(a.device);
+  if (a.opts.measure) require_cpu_for_measure(d, "tune");
   a.opts.batches = a.batches;
   a.opts.peers = !a.no_peers;
   a.opts.render_svg = !a.no_svg;

@@ -88,4 +88,10 @@ std::string fmt_bytes(double b) {
   return fmt(b, u == 0 ? 0 : 1) + " " + units[u];
 }
 
+void require_cpu_for_measure(const DeviceSpec& d, const std::string& command) {
+  if (d.is_gpu())
+    throw Error(command + " --measure runs plans on the CPU backend, and device '" + d.name +
+                "' is a GPU; use a CPU device, or `fuseplan measure` (CUPTI) on a machine with a GPU");
+}
+
 }  // namespace fuseplan::cli

@@ -14,6 +14,10 @@
 
 namespace fuseplan::cli {
 
+/// Upper bound of --threads: OpenMP allocates per-thread state up front, and
+/// a count far beyond any machine (100000) crashed the runtime.
+constexpr int kMaxThreads = 4096;
+
 /// MODEL --batch --dim options shared by every command that reads a model.
 struct ModelArgs {
   std::string path;
@@ -49,6 +53,10 @@ void add_compare(CLI::App& app);
 void add_emit(CLI::App& app);
 void add_run(CLI::App& app);
 void add_measure(CLI::App& app);
+
+/// `--measure` of tune and compare runs plans on the CPU backend: refuses a
+/// GPU device (its timings would calibrate a GPU with CPU times). Throws Error.
+void require_cpu_for_measure(const DeviceSpec& d, const std::string& command);
 void add_calibrate(CLI::App& app);
 void add_accuracy(CLI::App& app);
 void add_tune(CLI::App& app);

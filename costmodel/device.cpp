@@ -155,6 +155,15 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   if (d.threads_per_block <= 0) throw Error(ctx + ": field 'threads_per_block' must be positive");
   if (d.elems_per_thread <= 0) throw Error(ctx + ": field 'elems_per_thread' must be positive");
   if (d.max_regs_per_thread <= 0) throw Error(ctx + ": field 'max_regs_per_thread' must be positive");
+  if (d.regs_per_sm <= 0) throw Error(ctx + ": field 'regs_per_sm' must be positive");
+  if (d.max_threads_per_sm <= 0) throw Error(ctx + ": field 'max_threads_per_sm' must be positive");
+  for (auto [key, v] : {std::pair{"tensor_TFLOPs", d.tensor_TFLOPs}, {"l2_bytes", d.l2_bytes},
+                        {"smem_per_sm_bytes", d.smem_per_sm_bytes}, {"smem_per_block_bytes", d.smem_per_block_bytes},
+                        {"graph_launch_us", d.graph_launch_us}, {"spill_penalty", d.spill_penalty},
+                        {"clock_GHz", d.clock_GHz}})
+    if (!(v >= 0)) throw Error(ctx + ": field '" + key + "' must be >= 0, got " + json(v).dump());
+  if (!(d.min_occupancy_for_full_bw >= 0 && d.min_occupancy_for_full_bw <= 1))
+    throw Error(ctx + ": field 'min_occupancy_for_full_bw' must be in [0, 1], got " + json(d.min_occupancy_for_full_bw).dump());
   for (auto [key, v] : {std::pair{"e_mem", d.e_mem}, {"e_cmp", d.e_cmp}, {"e_contraction", d.e_contraction}})
     if (!(v > 0 && v <= 1.5)) throw Error(ctx + ": field '" + key + "' must be in (0, 1.5], got " + json(v).dump());
   if (!(d.e_transcendental >= 0 && d.e_transcendental <= 1.5))
@@ -208,7 +217,7 @@ DeviceSpec load_device(const std::string& name_or_path) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double (1e400)
     std::string msg = e.what();
     std::replace(msg.begin(), msg.end(), '\n', ' ');
     throw Error(path.string() + ": malformed JSON: " + msg);

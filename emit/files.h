@@ -8,7 +8,9 @@
 namespace fuseplan {
 
 /// Writes `content` to `path` atomically (temp file in the same directory,
-/// then rename). Throws Error naming the path when it cannot.
+/// then rename; through a symlink, to its target). Throws Error naming the
+/// path when it cannot, or when `path` exists and is not a regular file
+/// (directory, device, FIFO).
 void write_file_atomic(const std::string& path, std::string_view content);
 /// Reads a whole file. Throws Error when it cannot be opened.
 std::string read_file(const std::string& path);

@@ -11,6 +11,12 @@ namespace fuseplan::detail {
 
 using Shape = std::vector<int64_t>;
 
+std::string dims_text(const Shape& s) {
+  std::string t = "[";
+  for (std::size_t k = 0; k < s.size(); ++k) t += (k ? "," : "") + std::to_string(s[k]);
+  return t + "]";
+}
+
 int64_t norm_axis(int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= std::max<int64_t>(rank, 1))
@@ -238,6 +244,9 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     if (group <= 0) throw Error("group must be positive");
     Shape kernel = at.ints("kernel_shape");
     if (kernel.empty()) kernel.assign(w.begin() + 2, w.end());
+    if (!std::equal(kernel.begin(), kernel.end(), w.begin() + 2, w.end()))
+      throw Error("kernel_shape " + dims_text(kernel) + " differs from the weight's spatial dims " +
+                  dims_text(Shape(w.begin() + 2, w.end())));
     bool tr = op == "ConvTranspose";
     if (!tr && x[1] != w[1] * group) throw Error("input channels " + std::to_string(x[1]) + " != weight channels x group");
     if (tr && x[1] != w[0]) throw Error("input channels differ from weight dim 0");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -183,6 +184,25 @@ TEST(Device, MissingOrMistypedFieldIsNamed) {
     t["dram_bw_GBps"] = "fast";
     const std::string msg = thrown_message(temp_file("strbw.json", t.dump()).string());
     EXPECT_NE(msg.find("'dram_bw_GBps' must be a number"), std::string::npos) << msg;
+  }
+  // Regression: these were accepted and changed predictions (e.g. a negative spill penalty).
+  for (const auto& [key, bad, needle] :
+       {std::tuple<const char*, double, const char*>{"regs_per_sm", 0, "'regs_per_sm' must be positive"},
+        {"max_threads_per_sm", 0, "'max_threads_per_sm' must be positive"},
+        {"tensor_TFLOPs", -1, "'tensor_TFLOPs' must be >= 0"},
+        {"spill_penalty", -1, "'spill_penalty' must be >= 0"},
+        {"l2_bytes", -1, "'l2_bytes' must be >= 0"},
+        {"smem_per_block_bytes", -1, "'smem_per_block_bytes' must be >= 0"},
+        {"min_occupancy_for_full_bw", -1, "'min_occupancy_for_full_bw' must be in [0, 1]"}}) {
+    nlohmann::json t = h100;
+    t[key] = bad;
+    const std::string msg = thrown_message(temp_file(std::string("bad_") + key + ".json", t.dump()).string());
+    EXPECT_NE(msg.find(needle), std::string::npos) << key << ": " << msg;
+  }
+  {
+    // A number beyond double is a malformed file, not an internal error.
+    const std::string msg = thrown_message(temp_file("huge.json", "{\"kind\": \"gpu\", \"launch_us\": 1e400}").string());
+    EXPECT_NE(msg.find("malformed JSON"), std::string::npos) << msg;
   }
   {
     nlohmann::json t = h100;

@@ -397,6 +397,31 @@ TEST(LibraryLowering, CliEmitLibraryWritesEpilogueKernelsAndNamesTheCall) {
             2);
 }
 
+// Regression: emit with a CPU device wrote the .cu files, then failed; a
+// second plan emitted into the same folder left the first plan's extra groups.
+TEST(LibraryLowering, CliEmitChecksTheDeviceFirstAndReplacesAnEarlierEmission) {
+  if (!std::filesystem::exists(FUSEPLAN_BINARY)) GTEST_SKIP() << "no fuseplan binary at " << FUSEPLAN_BINARY;
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(cudatest::test_cache_dir()) / "cli-emit-device";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string model = (dir / "gemm.onnxtxt").string(), plan = (dir / "plan.json").string();
+  std::string text = kGemmBiasSigmoid;
+  text.replace(text.find("float[M, 256] x"), 15, "float[64, 256] x");
+  text.replace(text.find("float[M, 128] y"), 15, "float[64, 128] y");
+  write_file_atomic(model, text);
+  ASSERT_EQ(run_cli("search '" + model + "' --device h200 -o '" + plan + "'"), 0);
+  const fs::path out = dir / "out";
+  EXPECT_EQ(run_cli("emit '" + plan + "' '" + model + "' --device host-cpu -o '" + out.string() + "'"), 2);
+  EXPECT_FALSE(fs::exists(out / "group_0.cu"));
+  write_file_atomic((out / "group_99.cu").string(), "// an earlier plan's group\n");
+  write_file_atomic((out / "notes.txt").string(), "mine\n");
+  ASSERT_EQ(run_cli("emit '" + plan + "' '" + model + "' --no-compile -o '" + out.string() + "'"), 0);
+  EXPECT_TRUE(fs::exists(out / "group_0.cu"));
+  EXPECT_FALSE(fs::exists(out / "group_99.cu"));
+  EXPECT_TRUE(fs::exists(out / "notes.txt"));
+}
+
 TEST(LibraryLowering, LoweredSourcesAreDeterministic) {
   Graph g = model(kConvBiasRelu);
   Plan p = one_group(g, h200());

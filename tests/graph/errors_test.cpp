@@ -95,6 +95,18 @@ g (float[4] x) => (float[2, 2] y) { s = Constant<value = int64[2] {-2, -2}>()
   EXPECT_NE(error_of([] { test::import_text(kGood, test::opts(-3)); }).find("invalid batch"), std::string::npos);
 }
 
+// Regression: a weight whose spatial dims differ from kernel_shape was
+// accepted (output shape from kernel_shape, FLOPs from the weight), and the
+// CPU backend aborted on it with std::bad_alloc.
+TEST(ImportErrors, ConvWeightDisagreesWithKernelShape) {
+  std::string e = error_of([] {
+    test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 4, 8, 8] x, float[4, 4, 300, 300] w) => (float[1, 4, 8, 8] y) {
+ y = Conv<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(x, w) })");
+  });
+  EXPECT_NE(e.find("kernel_shape [3,3] differs from the weight's spatial dims [300,300]"), std::string::npos) << e;
+}
+
 TEST(ImportErrors, Overflow) {
   std::string e = error_of([] {
     test::import_text(R"(<ir_version: 8, opset_import: ["" : 17]>

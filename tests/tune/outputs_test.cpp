@@ -178,5 +178,20 @@ TEST(TuneCli, TuneAndCompareMeasureRunEndToEnd) {
   EXPECT_NE(read_file(dir + "/chart.svg").find("<svg"), std::string::npos);
 }
 
+// Regression: tune --measure on a GPU device timed the CPU backend and wrote
+// a "calibrated" GPU device from those times.
+TEST(TuneCli, MeasureRefusesAGpuDevice) {
+  const std::string dir = test::fresh_dir("cli_gpu");
+  const std::string model = test::write_model(dir, "tiny.onnxtxt", test::kTinyModel);
+  for (const char* cmd : {"tune", "compare"}) {
+    std::string err;
+    std::vector<std::string> args = {FUSEPLAN_BINARY, cmd, model, "--device", "h100-sxm", "--batch", "1", "--measure"};
+    if (std::string(cmd) == "tune") args.insert(args.end(), {"-o", dir + "/out"});
+    EXPECT_EQ(run_program(args, &err), 2) << err;
+    EXPECT_NE(err.find("--measure runs plans on the CPU backend, and device 'h100-sxm' is a GPU"), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(dir + "/out/device-calibrated.json"));
+  }
+}
+
 }  // namespace
 }  // namespace fuseplan
