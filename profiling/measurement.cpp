@@ -140,8 +140,9 @@ MeasurementRecord record_from_json(const std::string& line) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error&) {
-    throw Error("malformed JSON");
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number beyond double
+    throw Error(std::string("malformed JSON") +
+                (e.id == 406 ? " (a number too large for a double)" : ""));
   }
   if (!j.is_object()) throw Error("a measurement record must be a JSON object");
   const std::string ctx = "measurement";

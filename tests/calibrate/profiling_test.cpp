@@ -100,6 +100,19 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
   EXPECT_EQ(record_from_json(old).features.reduction_steps, 0);
   EXPECT_EQ(record_from_json(old).features.select_steps, 0);
   EXPECT_EQ(record_from_json(old).features.pool_steps, 0);
+  // Regression: a number beyond double was an internal error (exit 3).
+  std::string huge = line;
+  const auto pf = huge.find("\"flops_other\":");
+  ASSERT_NE(pf, std::string::npos);
+  huge.insert(pf + 14, "1e400");
+  huge.erase(pf + 19, huge.find(',', pf + 19) - (pf + 19));
+  try {
+    record_from_json(huge);
+    ADD_FAILURE() << "accepted " << huge;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed JSON (a number too large for a double)"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Records, StatisticPicksMedianOrMin) {
