@@ -114,14 +114,13 @@ class VerticalSearch {
   }
 
   std::size_t size_of(int gid) const { return ws_.nodes(gid).size(); }
+  /// Whether p and c together stay within the group size cap.
+  bool fits(int p, int c) const { return size_of(p) + size_of(c) <= static_cast<std::size_t>(o_.max_group_size); }
 
   /// Predicted saving (µs) of merging c into p; nullopt when illegal or over resources.
   std::optional<double> merge_gain(int p, int c) {
-    const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
-    if (size_of(p) + size_of(c) > static_cast<std::size_t>(o_.max_group_size) ||
-        !can_merge_vertical(g, ws_.nodes(p), ws_.nodes(c), d).ok())
-      return std::nullopt;
+    if (!fits(p, c) || !can_merge_vertical(ws_.graph(), ws_.nodes(p), ws_.nodes(c), d).ok()) return std::nullopt;
     const int ids[2] = {p, c};
     GroupCost m = ws_.cost_of_merge(ids);
     if (!check_resources(m, d, "merge").ok()) return std::nullopt;
@@ -130,11 +129,8 @@ class VerticalSearch {
 
   /// Predicted saving of recomputing p inside its reader c (one of several).
   std::optional<double> duplicate_one_gain(int p, int c) {
-    const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
-    if (size_of(p) + size_of(c) > static_cast<std::size_t>(o_.max_group_size) ||
-        !can_duplicate(g, ws_.nodes(p), ws_.nodes(c), d).ok())
-      return std::nullopt;
+    if (!fits(p, c) || !can_duplicate(ws_.graph(), ws_.nodes(p), ws_.nodes(c), d).ok()) return std::nullopt;
     const int ids[1] = {c};
     GroupCost p_after;
     auto after = ws_.cost_of_duplicate(p, ids, &p_after);
@@ -148,7 +144,7 @@ class VerticalSearch {
     const DeviceSpec& d = ws_.device();
     double before = ws_.cost_of(p).predicted_us;
     for (int c : readers) {
-      if (size_of(p) + size_of(c) > static_cast<std::size_t>(o_.max_group_size)) return std::nullopt;
+      if (!fits(p, c)) return std::nullopt;
       if (!can_duplicate(g, ws_.nodes(p), ws_.nodes(c), d).ok()) return std::nullopt;
       before += ws_.cost_of(c).predicted_us;
     }

@@ -366,18 +366,26 @@ int run_cli(const std::string& args) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-// fuseplan emit --library all: the contraction group's .cu holds only its
-// epilogue kernel, the resource table names the call; a bad value is exit 2.
-TEST(LibraryLowering, CliEmitLibraryWritesEpilogueKernelsAndNamesTheCall) {
-  if (!std::filesystem::exists(FUSEPLAN_BINARY)) GTEST_SKIP() << "no fuseplan binary at " << FUSEPLAN_BINARY;
-  auto dir = std::filesystem::path(cudatest::test_cache_dir()) / "cli-library";
+/// Writes the GEMM + bias + sigmoid model with M = 64 into `dir` and searches
+/// its plan on h200; returns {model, plan} paths.
+std::pair<std::string, std::string> write_gemm_model_and_plan(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   const std::string model = (dir / "gemm.onnxtxt").string(), plan = (dir / "plan.json").string();
   std::string text = kGemmBiasSigmoid;
   text.replace(text.find("float[M, 256] x"), 15, "float[64, 256] x");
   text.replace(text.find("float[M, 128] y"), 15, "float[64, 128] y");
   write_file_atomic(model, text);
-  ASSERT_EQ(run_cli("search '" + model + "' --device h200 -o '" + plan + "'"), 0);
+  EXPECT_EQ(run_cli("search '" + model + "' --device h200 -o '" + plan + "'"), 0);
+  return {model, plan};
+}
+
+// fuseplan emit --library all: the contraction group's .cu holds only its
+// epilogue kernel, the resource table names the call; a bad value is exit 2.
+TEST(LibraryLowering, CliEmitLibraryWritesEpilogueKernelsAndNamesTheCall) {
+  if (!std::filesystem::exists(FUSEPLAN_BINARY)) GTEST_SKIP() << "no fuseplan binary at " << FUSEPLAN_BINARY;
+  auto dir = std::filesystem::path(cudatest::test_cache_dir()) / "cli-library";
+  const auto [model, plan] = write_gemm_model_and_plan(dir);
+  ASSERT_TRUE(std::filesystem::exists(plan));
   ASSERT_EQ(run_cli("emit '" + plan + "' '" + model + "' --backend cuda --library all -o '" + (dir / "lib").string() + "'"),
             0);
   auto j = nlohmann::json::parse(read_file((dir / "lib" / "resources.json").string()));
@@ -404,13 +412,8 @@ TEST(LibraryLowering, CliEmitChecksTheDeviceFirstAndReplacesAnEarlierEmission) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(cudatest::test_cache_dir()) / "cli-emit-device";
   fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string model = (dir / "gemm.onnxtxt").string(), plan = (dir / "plan.json").string();
-  std::string text = kGemmBiasSigmoid;
-  text.replace(text.find("float[M, 256] x"), 15, "float[64, 256] x");
-  text.replace(text.find("float[M, 128] y"), 15, "float[64, 128] y");
-  write_file_atomic(model, text);
-  ASSERT_EQ(run_cli("search '" + model + "' --device h200 -o '" + plan + "'"), 0);
+  const auto [model, plan] = write_gemm_model_and_plan(dir);
+  ASSERT_TRUE(fs::exists(plan));
   const fs::path out = dir / "out";
   EXPECT_EQ(run_cli("emit '" + plan + "' '" + model + "' --device host-cpu -o '" + out.string() + "'"), 2);
   EXPECT_FALSE(fs::exists(out / "group_0.cu"));
