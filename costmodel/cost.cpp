@@ -189,13 +189,17 @@ class TextOut {
   std::string& s_;
 };
 
-// "name: bytes, name: bytes" of the tensors `ns`.
-void put_tensor_list(TextOut& o, const Graph& g, const std::vector<NodeId>& ns) {
+// "name: bytes, name: bytes" of the tensors `ns`; with `reader`, the bytes
+// that group reads of each (input_bytes_read), "of" the whole when a part.
+void put_tensor_list(TextOut& o, const Graph& g, const std::vector<NodeId>& ns, const GroupView* reader = nullptr) {
   bool first = true;
   for (NodeId n : ns) {
     if (!first) o << ", ";
     first = false;
-    o << g.node(n).name << ": " << fixed(static_cast<double>(g.bytes(n)));
+    const double full = static_cast<double>(g.bytes(n));
+    const double read = reader ? input_bytes_read(g, *reader, n) : full;
+    o << g.node(n).name << ": " << fixed(read);
+    if (read < full) o << " of " << fixed(full);
   }
 }
 
@@ -330,7 +334,7 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   TextOut o(b);
   o << "kind = " << to_string(grp.kind) << ", " << v.order.size() << " primitives on " << d.name << "\n";
   o << "bytes_read = " << fixed(c.bytes_read) << " (";
-  put_tensor_list(o, g, inputs);
+  put_tensor_list(o, g, inputs, &v);
   if (passes > 1) o << "; × " << fixed(passes) << " passes, row not resident";
   if (r.spill_bytes > 0) o << "; spill loads " << fixed(r.spill_bytes / 2);
   o << ")\n";

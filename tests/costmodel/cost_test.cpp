@@ -140,6 +140,10 @@ TEST(CostBytes, SliceAndGatherReadOnlyWhatTheyTouch) {
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"q", "r"}), h100()).bytes_read, 384);
   // Gather: 4 rows of 16 floats and the 4 int64 indices, not the 64000-byte table.
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"e"}), h100()).bytes_read, 4 * 16 * 4 + 4 * 8);
+  // The explanation lists what is read, and of how much.
+  const std::string why = explain_cost(g, make_group(g, {"q"}), h100());
+  EXPECT_NE(why.find("bytes_read = 128 (qkv: 128 of 384)"), std::string::npos) << why;
+  EXPECT_NE(explain_cost(g, make_group(g, {"q", "r"}), h100()).find("(qkv: 384)"), std::string::npos);
 }
 
 TEST(CostMultipass, SoftmaxRowResidentReadsOnceWritesOnce) {
