@@ -40,7 +40,8 @@ class WorkState {
   /// (can_merge_vertical's path check) misses a path through a group whose
   /// node reached from one side and node reaching the other are not connected
   /// inside it (e.g. a group that gained primitives after a copy of it was
-  /// duplicated elsewhere).
+  /// duplicated elsewhere). The walk skips groups that start after the
+  /// target ends (work_state.cpp says when that misses a path).
   bool merge_would_cycle(int a, int b) const;
 
   /// Cost of the group as it stands (cached per version).
