@@ -21,7 +21,8 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   // A symlink is written through (its target is replaced), and anything but
   // a regular file is refused: renaming over a device node or a FIFO would
   // replace it with a plain file (`-o /dev/full` as root).
-  if (fs::is_symlink(fs::symlink_status(target, sec))) target = fs::weakly_canonical(target, sec);
+  if (fs::is_symlink(fs::symlink_status(target, sec)))
+    if (fs::path resolved = fs::weakly_canonical(target, sec); !sec && !resolved.empty()) target = resolved;
   if (const fs::file_status st = fs::status(target, sec); fs::exists(st) && !fs::is_regular_file(st))
     throw Error("cannot write '" + path + "': " + (fs::is_directory(st) ? "it is a directory" : "not a regular file"));
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
