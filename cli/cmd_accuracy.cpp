@@ -26,6 +26,7 @@ struct AccuracyArgs {
   std::vector<std::string> hold;
   std::vector<std::string> notes;
   std::string statistic = "median";
+  std::string groups_csv;
   ProfileOptions opts;
 };
 
@@ -71,6 +72,7 @@ void run_accuracy(const AccuracyArgs& a) {
   }
   AccuracyResult res = accuracy_report(in);
   write_file_atomic(a.out, res.markdown);
+  if (!a.groups_csv.empty()) write_file_atomic(a.groups_csv, res.groups_csv);
   std::cout << "held-out (" << res.after_holdout.n << " groups): MAPE " << fmt(res.before_holdout.mape_pct, 1) << "% -> "
             << fmt(res.after_holdout.mape_pct, 1) << "%, Spearman " << fmt(res.before_holdout.spearman, 3) << " -> "
             << fmt(res.after_holdout.spearman, 3) << "\n"
@@ -98,6 +100,8 @@ void add_accuracy(CLI::App& app) {
   cmd->add_option("--hold", a->hold, "keep these parameters at their prior (as fuseplan calibrate --hold)")->delimiter(',');
   cmd->add_option("--statistic", a->statistic, "measured time to fit and score: median or min of the repetitions")
       ->capture_default_str();
+  cmd->add_option("--groups-csv", a->groups_csv,
+                  "also write every scored group (split, model, group, measured and predicted us before/after) as CSV");
   cmd->add_option("--note", a->notes, "a line for the report's header (repeatable), e.g. the measurement conditions");
   cmd->callback([a] { run_accuracy(*a); });
 }

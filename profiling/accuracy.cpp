@@ -175,6 +175,20 @@ AccuracyResult accuracy_report(const AccuracyInputs& in) {
   res.before_holdout = score(test, in.prior, in.statistic);
   res.after_holdout = score(test, cal, in.statistic);
 
+  std::ostringstream csv;
+  csv << "split,model,group_key,kind,label,measured_us,predicted_before_us,predicted_after_us\n";
+  auto csv_field = [](const std::string& x) {  // RFC 4180 quoting
+    std::string q = "\"";
+    for (char ch : x) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  for (const auto* split : {&train, &test})
+    for (const auto& r : *split)
+      csv << (split == &test ? "held-out," : "training,") << csv_field(r.model) << ',' << r.group_key << ',' << r.kind << ','
+          << csv_field(r.label) << ',' << g4(measured_us(r, in.statistic)) << ',' << g4(predict_us(r.features, in.prior))
+          << ',' << g4(predict_us(r.features, cal)) << '\n';
+  res.groups_csv = csv.str();
+
   std::vector<double> meas, before, after;
   for (const auto& r : test) {
     meas.push_back(measured_us(r, in.statistic));

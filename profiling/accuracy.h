@@ -56,6 +56,9 @@ struct AccuracyResult {
   Score before_train, after_train, before_holdout, after_holdout;
   CalibrationResult fit;                     // fitted on the training models
   std::string markdown;
+  /// One row per scored group: split, model, group_key, kind, label,
+  /// measured_us, predicted_before_us, predicted_after_us (CSV with header).
+  std::string groups_csv;
   std::string plot_error;                    // why no plot ("" when written)
 };
 /// Fits on the non-held-out models, scores both splits, draws the plot and

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 #include <fstream>
+#include <sstream>
 
 #include "graph/import.h"
 #include "profiling/accuracy.h"
@@ -154,6 +155,45 @@ TEST(Records, SameGroupInTwoPlansIsOneSample) {
   EXPECT_DOUBLE_EQ(d[0].median_us, 8.25);  // median of 7.25 and 9.25
   b.min_us = 5;
   EXPECT_DOUBLE_EQ(dedupe_records({a, b, c})[0].min_us, 5);  // minimum of the minima
+}
+
+TEST(Accuracy, ReportScoresTheHeldOutModelAndListsEveryGroup) {
+  // Memory-bound groups at the L1 level, measured on a "true" device whose
+  // L1 is half as fast as the prior's: fitting a.onnx recovers it, so b.onnx
+  // is predicted exactly after calibration and 2x off in its memory term before.
+  DeviceSpec prior = load_device("host-cpu");
+  DeviceSpec truth = prior;
+  truth.caches[0].bw_GBps /= 2;
+  AccuracyInputs in;
+  in.prior = prior;
+  in.calibration.hold = {"launch_us"};
+  for (int i = 0; i < 24; ++i) {
+    MeasurementRecord r = sample_record();
+    r.model = i < 20 ? "a.onnx" : "b.onnx";
+    r.group_key = "g" + std::to_string(i);
+    r.features = {};
+    r.features.bytes_read = 4096.0 * (1 + i % 10);
+    r.features.bytes_written = 1024.0 * (1 + i % 3);
+    r.median_us = r.min_us = predict_us(r.features, truth);
+    in.records.push_back(r);
+  }
+  in.holdout = {"b.onnx"};
+  AccuracyResult res = accuracy_report(in);
+  EXPECT_EQ(res.after_holdout.n, 4);
+  EXPECT_NEAR(res.after_holdout.mape_pct, 0, 1e-6);
+  EXPECT_GT(res.before_holdout.mape_pct, 0.1);
+  // Header + one row per group; the last held-out row: 4096 x 4 read, 1024 x 3 written.
+  std::istringstream csv(res.groups_csv);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(csv, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 25u);
+  EXPECT_EQ(lines[0], "split,model,group_key,kind,label,measured_us,predicted_before_us,predicted_after_us");
+  EXPECT_EQ(lines[1].rfind("training,\"a.onnx\",g0,loop,\"a .. b\",", 0), 0u) << lines[1];
+  const MeasurementRecord& last = in.records.back();
+  char row[256];
+  std::snprintf(row, sizeof row, "held-out,\"b.onnx\",g23,loop,\"a .. b\",%.4g,%.4g,%.4g", last.min_us,
+                predict_us(last.features, prior), last.min_us);
+  EXPECT_EQ(lines[24], row);
 }
 
 TEST(CpuProfiler, EvictingLinesKeepsTheData) {
