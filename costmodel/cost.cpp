@@ -60,9 +60,8 @@ int GroupView::pos_in_index(NodeId n) const {
 double work_elems(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (p.op_class == OpClass::reduction && p.op != "MaxPool" && p.op != "AveragePool") {
-    const BoostGraph& bg = g.boost();
-    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
-      if (bg[*it].operand == 0) return static_cast<double>(g.numel(boost::source(*it, bg)));
+    for (const InEdge& e : g.in_edges(n))
+      if (e.operand == 0) return static_cast<double>(g.numel(e.src));
   }
   return static_cast<double>(g.numel(n));
 }
@@ -77,10 +76,9 @@ std::pair<double, double> widest_row(const GroupView& v) {
     double out = static_cast<double>(v.g.numel(n));
     if (out <= 0) continue;
     double row = node_facts(v.g, n).work_elems / out;
-    const BoostGraph& bg = v.g.boost();
     double elem_bytes = static_cast<double>(dtype_bytes(p.out.dtype));
-    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
-      if (bg[*it].operand == 0) elem_bytes = static_cast<double>(dtype_bytes(v.g.node(boost::source(*it, bg)).out.dtype));
+    for (const InEdge& e : v.g.in_edges(n))
+      if (e.operand == 0) elem_bytes = static_cast<double>(dtype_bytes(v.g.node(e.src).out.dtype));
     if (row > best.first) best = {row, row * elem_bytes};
   }
   return best;
@@ -90,20 +88,18 @@ std::pair<double, double> widest_row(const GroupView& v) {
 double reduction_row_elems(const GroupView& v) { return widest_row(v).first; }
 double reduction_row_bytes(const GroupView& v) { return widest_row(v).second; }
 
-namespace {
-// Whether consumer c reads operand `n` only in part: a Slice reads the
-// elements it outputs, a gather-class primitive's data operand the rows (or
-// elements) it gathers; n must not also be another operand of c.
 bool reads_in_part(const Graph& g, NodeId c, NodeId n) {
   const Primitive& p = g.node(c);
   if (p.op != "Slice" && p.op_class != OpClass::gather) return false;
   const std::vector<NodeId>& ops = g.operands(c);
   return !ops.empty() && ops[0] == n && std::count(ops.begin(), ops.end(), n) == 1;
 }
-}  // namespace
 
 double input_bytes_read(const Graph& g, const GroupView& v, NodeId n) {
   const double full = static_cast<double>(g.bytes(n));
+  // Most tensors have no partial reader: no walk over their consumers (a
+  // shared constant can have thousands).
+  if (!node_facts(g, n).read_in_part) return full;
   double part = 0;
   bool read_here = false;
   for (NodeId c : g.consumers(n)) {
@@ -252,23 +248,22 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // External inputs (as group_inputs(), with the view's O(1) lookup);
   // sources placed inside the group are loads too.
   PooledVector<NodeId> inputs;
-  const BoostGraph& bg = g.boost();
   for (NodeId n : v.order) {
-    if (g.node(n).op_class == OpClass::source) inputs.push_back(n);
-    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
-      if (NodeId p = boost::source(*it, bg); v.pos(p) < 0) inputs.push_back(p);
+    if (g.op_class(n) == OpClass::source) inputs.push_back(n);
+    for (const InEdge& e : g.in_edges(n))
+      if (NodeId p = e.src; v.pos(p) < 0) inputs.push_back(p);
   }
   std::sort(inputs.begin(), inputs.end());
   inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
   double read = 0, written = 0;
   for (NodeId n : inputs) read += input_bytes_read(g, v, n);
   for (NodeId n : grp.materialised)
-    if (g.node(n).op_class != OpClass::source) written += static_cast<double>(g.bytes(n));
+    if (g.op_class(n) != OpClass::source) written += static_cast<double>(g.bytes(n));
   // A multipass group whose row fits no block re-reads its inputs once per
   // reduction pass (the search should not form it: reduction_barrier).
   double passes = 1;
   if (grp.kind == GroupKind::multipass && !fits_row_resident(reduction_row_bytes(v), d)) {
-    for (NodeId n : v.order) passes += g.node(n).op_class == OpClass::reduction;
+    for (NodeId n : v.order) passes += g.op_class(n) == OpClass::reduction;
     read *= passes;
   }
 

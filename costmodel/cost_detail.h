@@ -58,6 +58,7 @@ struct NodeFacts {
   double gemm_calls = 0;        // gemm_calls(g, n)
   double work_elems = 0;        // work_elems(g, n)
   bool transcendental = false;  // elementwise/broadcast op with is_transcendental(op)
+  bool read_in_part = false;    // some consumer reads only part of it (reads_in_part)
   // As a consumer, the recomputation it asks of a fused producer (group_flops):
   bool is_pool = false;         // MaxPool / AveragePool: every window re-reads
   double pool_window = 1;       // window elements (product of kernel_shape)
@@ -68,13 +69,19 @@ struct NodeFacts {
 /// NodeFacts of n, memoised per thread for the last graph revision asked
 /// about (Graph::revision(); revision 0 is computed every time): the search
 /// prices each primitive in thousands of candidate groups. Throws as
-/// primitive_flops (a count that overflows).
-NodeFacts node_facts(const Graph& g, NodeId n);
+/// primitive_flops (a count that overflows). The reference stays valid while
+/// the graph revision does (for revision 0: until the thread's next call).
+const NodeFacts& node_facts(const Graph& g, NodeId n);
 
 /// Row length (elements) of the widest reduction in the group, 0 if none.
 double reduction_row_elems(const GroupView& v);
 /// Bytes of that row (row elements × the reduced input's element size).
 double reduction_row_bytes(const GroupView& v);
+
+/// Whether consumer c reads its operand n only in part: a Slice reads the
+/// elements it outputs, a gather-class primitive's data operand the rows (or
+/// elements) it gathers; n must not also be another operand of c.
+bool reads_in_part(const Graph& g, NodeId c, NodeId n);
 
 /// Bytes the group reads of its input n (outside the group, or a source in
 /// it): the whole tensor, unless every primitive of the group reading n

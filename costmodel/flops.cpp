@@ -82,9 +82,8 @@ double prod(const std::vector<int64_t>& v, std::size_t from = 0) {
 
 // Operand k's tensor type, nullptr if absent.
 const TensorType* operand_type(const Graph& g, NodeId n, int k) {
-  const BoostGraph& bg = g.boost();
-  for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it)
-    if (bg[*it].operand == k) return &g.node(boost::source(*it, bg)).out;
+  for (const InEdge& e : g.in_edges(n))
+    if (e.operand == k) return &g.node(e.src).out;
   return nullptr;
 }
 
@@ -205,10 +204,9 @@ void consumer_facts(const Graph& g, NodeId c, NodeFacts& f) {
   f.weight_tiles = std::max(1.0, std::ceil(m / kTileM));
   // Conv: each input element feeds R·S/stride taps of the im2col matrix.
   if (cp.op == "Conv") {
-    const BoostGraph& bg = g.boost();
-    for (auto [it, end] = boost::in_edges(c, bg); it != end; ++it) {
-      if (bg[*it].operand != 0) continue;
-      const double n_elems = static_cast<double>(g.numel(boost::source(*it, bg)));
+    for (const InEdge& e : g.in_edges(c)) {
+      if (e.operand != 0) continue;
+      const double n_elems = static_cast<double>(g.numel(e.src));
       const TensorType* w = operand_type(g, c, 1);
       double group = static_cast<double>(cp.attr_int("group", 1));
       if (w && w->rank() >= 2 && n_elems > 0) f.prologue_taps = std::max(1.0, m * prod(w->shape, 1) * group / n_elems);
@@ -218,7 +216,7 @@ void consumer_facts(const Graph& g, NodeId c, NodeFacts& f) {
 }
 }  // namespace
 
-NodeFacts node_facts(const Graph& g, NodeId n) {
+const NodeFacts& node_facts(const Graph& g, NodeId n) {
   auto compute = [&] {
     const Primitive& p = g.node(n);
     NodeFacts f;
@@ -227,9 +225,14 @@ NodeFacts node_facts(const Graph& g, NodeId n) {
     f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
     f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && is_transcendental(p.op);
     consumer_facts(g, n, f);
+    for (NodeId c : g.consumers(n)) f.read_in_part = f.read_in_part || reads_in_part(g, c, n);
     return f;
   };
-  if (g.revision() == 0) return compute();
+  if (g.revision() == 0) {
+    thread_local NodeFacts fresh;
+    fresh = compute();
+    return fresh;
+  }
   thread_local uint64_t revision = 0;
   thread_local std::vector<NodeFacts> facts;
   thread_local std::vector<char> known;
@@ -265,12 +268,12 @@ double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
   double c_elems = static_cast<double>(g.numel(c));
   switch (cp.op_class) {
     case OpClass::reduction: {
-      const NodeFacts cf = node_facts(g, c);
+      const NodeFacts& cf = node_facts(g, c);
       if (cf.is_pool) return c_times * c_elems * cf.pool_window;  // every window re-reads
       return c_times * n_elems;  // once per reduction step
     }
     case OpClass::contraction: {
-      const NodeFacts cf = node_facts(g, c);
+      const NodeFacts& cf = node_facts(g, c);
       if (k == 0) return c_times * n_elems * cf.prologue_taps * cf.prologue_tiles;
       if (k == 1) return c_times * n_elems * cf.weight_tiles;
       return c_times * n_elems;
@@ -284,7 +287,6 @@ double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
 
 GroupFlops group_flops(const GroupView& v) {
   const Graph& g = v.g;
-  const BoostGraph& bg = g.boost();
   const std::size_t k = v.order.size();
   GroupFlops out;
   out.times.assign(k, 1.0);
@@ -292,9 +294,10 @@ GroupFlops group_flops(const GroupView& v) {
   anchored.assign(k, 0);
   for (std::size_t i = 0; i < k; ++i) {
     NodeId n = v.order[i];
-    anchored[i] = is_anchor(g.node(n).op_class);
-    for (auto [it, end] = boost::in_edges(n, bg); it != end && !anchored[i]; ++it) {
-      int p = v.pos(boost::source(*it, bg));
+    anchored[i] = is_anchor(g.op_class(n));
+    for (const InEdge& e : g.in_edges(n)) {
+      if (anchored[i]) break;
+      int p = v.pos(e.src);
       if (p >= 0 && anchored[p]) anchored[i] = 1;
     }
   }
@@ -305,19 +308,19 @@ GroupFlops group_flops(const GroupView& v) {
     if (anchored[r]) continue;
     double n_elems = static_cast<double>(g.numel(n));
     double need = 0;
-    for (auto [it, end] = boost::out_edges(n, bg); it != end; ++it) {
-      NodeId c = boost::target(*it, bg);
+    for (const OutEdge& e : g.out_edges(n)) {
+      NodeId c = e.dst;
       int cp = v.pos(c);
       if (cp < 0) continue;
-      need = std::max(need, demand(g, n, c, bg[*it].operand, out.times[cp]));
+      need = std::max(need, demand(g, n, c, e.operand, out.times[cp]));
     }
     if (n_elems > 0) out.times[r] = std::max(1.0, need / n_elems);
   }
   for (std::size_t i = 0; i < k; ++i) {
     NodeId n = v.order[i];
-    const NodeFacts nf = node_facts(g, n);
+    const NodeFacts& nf = node_facts(g, n);
     double f = nf.flops * out.times[i];
-    const bool contraction = g.node(n).op_class == OpClass::contraction;
+    const bool contraction = g.op_class(n) == OpClass::contraction;
     (contraction ? out.contraction : out.other) += f;
     if (contraction) out.gemm_calls += nf.gemm_calls;
     else if (f > 0 && nf.transcendental) out.transcendental += f;

@@ -19,7 +19,6 @@ bool in(const std::vector<NodeId>& v, NodeId n) { return std::find(v.begin(), v.
 // or through other group nodes) together with r's reduced input or one of that
 // input's producers: the row must stay resident between the passes.
 bool is_reread_reduction(const Graph& g, const std::vector<NodeId>& nodes, NodeId r) {
-  const BoostGraph& bg = g.boost();
   const std::vector<NodeId>& ops = g.operands(r);
   if (ops.empty()) return false;
   // Ancestors of the reduced input inside the group, plus the external
@@ -29,8 +28,8 @@ bool is_reread_reduction(const Graph& g, const std::vector<NodeId>& nodes, NodeI
   for (std::size_t i = 0; i < upstream.size(); ++i) {
     NodeId u = upstream[i];
     if (!in(nodes, u)) continue;
-    for (auto [it, end] = boost::in_edges(u, bg); it != end; ++it) {
-      NodeId p = boost::source(*it, bg);
+    for (const InEdge& e : g.in_edges(u)) {
+      NodeId p = e.src;
       if (!in(upstream, p)) upstream.push_back(p);
     }
   }
@@ -38,13 +37,13 @@ bool is_reread_reduction(const Graph& g, const std::vector<NodeId>& nodes, NodeI
   PooledVector<NodeId> downstream;
   downstream.push_back(r);
   for (std::size_t i = 0; i < downstream.size(); ++i)
-    for (auto [it, end] = boost::out_edges(downstream[i], bg); it != end; ++it) {
-      NodeId c = boost::target(*it, bg);
+    for (const OutEdge& e : g.out_edges(downstream[i])) {
+      NodeId c = e.dst;
       if (in(nodes, c) && !in(downstream, c)) downstream.push_back(c);
     }
   for (std::size_t i = 1; i < downstream.size(); ++i)
-    for (auto [it, end] = boost::in_edges(downstream[i], bg); it != end; ++it) {
-      NodeId o = boost::source(*it, bg);
+    for (const InEdge& e : g.in_edges(downstream[i])) {
+      NodeId o = e.src;
       if (in(upstream, o) && !in(downstream, o)) return true;
     }
   return false;
@@ -63,11 +62,10 @@ GroupKind group_kind_from_string(std::string_view s) {
 bool Group::contains(NodeId n) const { return in(nodes, n); }
 
 std::vector<NodeId> group_inputs(const Graph& g, const Group& grp) {
-  const BoostGraph& bg = g.boost();
   std::vector<NodeId> out;
   for (NodeId n : grp.nodes)
-    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
-      NodeId p = boost::source(*it, bg);
+    for (const InEdge& e : g.in_edges(n)) {
+      NodeId p = e.src;
       if (!grp.contains(p)) out.push_back(p);
     }
   std::sort(out.begin(), out.end());
@@ -78,9 +76,9 @@ std::vector<NodeId> group_inputs(const Graph& g, const Group& grp) {
 GroupKind infer_group_kind(const Graph& g, const std::vector<NodeId>& nodes) {
   bool has_reduction = false;
   for (NodeId n : nodes)
-    if (g.node(n).op_class == OpClass::contraction) return GroupKind::contraction;
+    if (g.op_class(n) == OpClass::contraction) return GroupKind::contraction;
   for (NodeId n : nodes) {
-    if (g.node(n).op_class != OpClass::reduction) continue;
+    if (g.op_class(n) != OpClass::reduction) continue;
     has_reduction = true;
     if (is_reread_reduction(g, nodes, n)) return GroupKind::multipass;
   }

@@ -46,7 +46,6 @@ constexpr int kCpuRegsPerReduction = 1;  // vector accumulator
 // in the subset; a value nobody in the subset reads dies after its store.
 int peak_live(const GroupView& v, const std::vector<int>& subset, double elems, double reg_bytes) {
   const Graph& g = v.g;
-  const BoostGraph& bg = g.boost();
   auto width = [&](NodeId n) {
     double b = static_cast<double>(dtype_bytes(g.node(n).out.dtype));
     return std::max(1, static_cast<int>(std::ceil(elems * b / reg_bytes)));
@@ -80,8 +79,8 @@ int peak_live(const GroupView& v, const std::vector<int>& subset, double elems, 
   for (int p : subset) {
     reads_begin.push_back(static_cast<int>(reads.size()));
     pos_width[p] = width(v.order[p]);
-    for (auto [it, end] = boost::in_edges(v.order[p], bg); it != end; ++it) {
-      NodeId o = boost::source(*it, bg);
+    for (const InEdge& e : g.in_edges(v.order[p])) {
+      NodeId o = e.src;
       int op = v.pos(o);
       if (op >= 0 && in_subset[op]) {
         last_use[op] = std::max(last_use[op], p);
@@ -128,13 +127,13 @@ int peak_live(const GroupView& v, const std::vector<int>& subset, double elems, 
 
 int count_reductions(const GroupView& v) {
   int r = 0;
-  for (NodeId n : v.order) r += v.g.node(n).op_class == OpClass::reduction;
+  for (NodeId n : v.order) r += v.g.op_class(n) == OpClass::reduction;
   return r;
 }
 
 NodeId first_contraction(const GroupView& v) {
   for (NodeId n : v.order)
-    if (v.g.node(n).op_class == OpClass::contraction) return n;
+    if (v.g.op_class(n) == OpClass::contraction) return n;
   return kNoNode;
 }
 
@@ -165,7 +164,7 @@ std::vector<std::vector<int>> branch_positions(const GroupView& v) {
 double iteration_space(const GroupView& v) {
   double it = 0;
   for (NodeId n : v.order)
-    if (v.g.node(n).op_class != OpClass::source) it = std::max(it, node_facts(v.g, n).work_elems);
+    if (v.g.op_class(n) != OpClass::source) it = std::max(it, node_facts(v.g, n).work_elems);
   return it;
 }
 

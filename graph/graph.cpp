@@ -185,6 +185,20 @@ void Graph::finalize() {
     std::sort(cs.begin(), cs.end());
     cs.erase(std::unique(cs.begin(), cs.end()), cs.end());
   }
+  in_.clear();
+  out_.clear();
+  in_begin_.assign(size() + 1, 0);
+  out_begin_.assign(size() + 1, 0);
+  op_class_.resize(size());
+  for (NodeId n = 0; n < size(); ++n) {
+    in_begin_[n] = in_.size();
+    for (auto [it, end] = boost::in_edges(n, g_); it != end; ++it) in_.push_back({boost::source(*it, g_), g_[*it].operand});
+    out_begin_[n] = out_.size();
+    for (auto [it, end] = boost::out_edges(n, g_); it != end; ++it) out_.push_back({boost::target(*it, g_), g_[*it].operand});
+    op_class_[n] = g_[n].op_class;
+  }
+  in_begin_[size()] = in_.size();
+  out_begin_[size()] = out_.size();
   adjacency_cached_ = true;
   static std::atomic<uint64_t> next_revision{0};
   revision_ = ++next_revision;
@@ -199,6 +213,10 @@ NodeId Graph::at(std::string_view nm) const {
   NodeId n = find(nm);
   if (n == kNoNode) throw Error("no primitive named '" + std::string(nm) + "'");
   return n;
+}
+
+void Graph::check_adjacency() const {
+  if (!adjacency_cached_) throw Error("graph '" + name + "' changed since finalize(): call finalize() before walking its edges");
 }
 
 const std::vector<NodeId>& Graph::operands(NodeId n) const {

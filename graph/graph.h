@@ -105,6 +105,17 @@ using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidire
 using NodeId = std::size_t;  // == boost vertex descriptor (vecS)
 inline constexpr NodeId kNoNode = static_cast<NodeId>(-1);
 
+/// An operand edge as seen from its consumer: `src`'s output is read as operand `operand`.
+struct InEdge {
+  NodeId src;
+  int operand;
+};
+/// An operand edge as seen from its producer: `dst` reads it as operand `operand`.
+struct OutEdge {
+  NodeId dst;
+  int operand;
+};
+
 /// The primitive DAG. Build with add_node/add_use, then call finalize()
 /// (checks acyclicity, computes topological order). Throws Error on a cycle
 /// or a duplicate name.
@@ -142,6 +153,21 @@ class Graph {
   /// Distinct consumers of n, in ascending id order (cached as operands()).
   const std::vector<NodeId>& consumers(NodeId n) const;
   std::size_t num_uses(NodeId n) const { return boost::out_degree(n, g_); }
+  /// n's operand edges (boost::in_edges order) and its uses (boost::out_edges
+  /// order), from contiguous per-graph arrays built by finalize(): the cost
+  /// model and the search walk edges per candidate, and Boost's bidirectional
+  /// adjacency keeps each edge's property in a separate list node. Valid
+  /// after finalize(); throws Error as operands() when the graph changed since.
+  std::span<const InEdge> in_edges(NodeId n) const {
+    check_adjacency();
+    return {in_.data() + in_begin_[n], in_.data() + in_begin_[n + 1]};
+  }
+  std::span<const OutEdge> out_edges(NodeId n) const {
+    check_adjacency();
+    return {out_.data() + out_begin_[n], out_.data() + out_begin_[n + 1]};
+  }
+  /// node(n).op_class from a compact per-node array (finalize()), else from the node.
+  OpClass op_class(NodeId n) const { return revision_ != 0 ? op_class_[n] : g_[n].op_class; }
 
   /// node(n).out.numel() and .bytes(), cached by finalize() (the search asks
   /// per candidate; shapes do not change after it). Before finalize(), or for
@@ -177,6 +203,11 @@ class Graph {
   };
   std::vector<Sizes> sizes_;  // per node, filled by finalize()
   std::vector<std::vector<NodeId>> operands_, consumers_;  // per node, filled by finalize()
+  std::vector<InEdge> in_;     // every node's operand edges, node by node (finalize())
+  std::vector<OutEdge> out_;   // every node's uses, node by node
+  std::vector<std::size_t> in_begin_, out_begin_;  // node -> first entry in in_ / out_ (+ one end entry)
+  std::vector<OpClass> op_class_;  // per node (finalize())
+  void check_adjacency() const;
   bool adjacency_cached_ = false;  // operands_/consumers_ match the edges
   uint64_t revision_ = 0;
 };

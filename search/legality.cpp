@@ -87,10 +87,9 @@ bool path_outside(const Graph& g, const SideMarks& m, bool from_is_a, std::span<
   if (seen.size() < g.size()) seen.resize(g.size(), 0);
   stack.clear();
   visited.clear();
-  const BoostGraph& bg = g.boost();
   for (NodeId f : from)
-    for (auto [it, end] = boost::out_edges(f, bg); it != end; ++it) {
-      const NodeId w = boost::target(*it, bg);
+    for (const OutEdge& e : g.out_edges(f)) {
+      const NodeId w = e.dst;
       if (!in_from(w) && !in_to(w) && g.topo_index(w) < limit) stack.push_back(w);
     }
   bool found = false;
@@ -100,8 +99,8 @@ bool path_outside(const Graph& g, const SideMarks& m, bool from_is_a, std::span<
     if (seen[v]) continue;
     seen[v] = 1;
     visited.push_back(v);
-    for (auto [it, end] = boost::out_edges(v, bg); it != end; ++it) {
-      const NodeId w = boost::target(*it, bg);
+    for (const OutEdge& e : g.out_edges(v)) {
+      const NodeId w = e.dst;
       if (in_to(w)) {
         found = true;
         break;
@@ -198,19 +197,18 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   // 1. Every crossing edge must be fusable.
   // (Edges straight from the adjacency lists, not consumers(): a consumer
   // reading twice is asked twice, with the same answer, and nothing is allocated.)
-  const BoostGraph& bg = g.boost();
   for (NodeId p : pg) {
-    for (auto [it, end] = boost::out_edges(p, bg); it != end; ++it) {
-      const NodeId c = boost::target(*it, bg);
+    for (const OutEdge& e : g.out_edges(p)) {
+      const NodeId c = e.dst;
       if (!in_c_count(c)) continue;
       if (any_p == kNoNode) any_p = p, any_c = c;
-      FusionDecision e = can_fuse_edge(g, p, c);
-      if (!e.ok()) return e;
+      FusionDecision edge = can_fuse_edge(g, p, c);
+      if (!edge.ok()) return edge;
     }
   }
   for (NodeId c : cg)
-    for (auto [it, end] = boost::out_edges(c, bg); it != end; ++it)
-      if (const NodeId p = boost::target(*it, bg); in_p_count(p) && !in_c_count(p))
+    for (const OutEdge& e : g.out_edges(c))
+      if (const NodeId p = e.dst; in_p_count(p) && !in_c_count(p))
         return FusionDecision::forbid(Blocker::cycle, q(g.node(c).name) + " feeds " + q(g.node(p).name) +
                                                           " and is fed by its group");
   if (any_p == kNoNode) any_p = pg.front(), any_c = cg.front();
@@ -219,7 +217,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
 
   auto find_class = [&](std::span<const NodeId> s, OpClass c) {
     for (NodeId n : s)
-      if (g.node(n).op_class == c) return n;
+      if (g.op_class(n) == c) return n;
     return kNoNode;
   };
   const NodeId p_con = find_class(pg, OpClass::contraction), c_con = find_class(cg, OpClass::contraction);
@@ -264,7 +262,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   std::vector<NodeId> reds;
   for (auto s : {pg, cg})
     for (NodeId n : s)
-      if (g.node(n).op_class == OpClass::reduction) reds.push_back(n);
+      if (g.op_class(n) == OpClass::reduction) reds.push_back(n);
   if (!reds.empty()) {
     // Reductions that read another reduction's broadcast-back result, or
     // consumers that broadcast a reduction result back to the row shape,
@@ -300,7 +298,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   // 4. Iteration spaces: a consumer may broadcast a cheap group, nothing else.
   if (dom_c > dom_p && p_con == kNoNode && reds.empty()) {
     for (NodeId p : pg)
-      if (!is_cheap_class(g.node(p).op_class))
+      if (!is_cheap_class(g.op_class(p)))
         return FusionDecision::forbid(Blocker::iteration_space,
                                       edge_name() + ": consumer broadcasts " + q(g.node(p).name) + " to a larger shape");
   }
@@ -334,7 +332,7 @@ double resident_row_bytes(const Graph& g, std::span<const NodeId> nodes) {
   std::unordered_set<NodeId> in(nodes.begin(), nodes.end());
   double best = 0;
   for (NodeId r : nodes) {
-    if (g.node(r).op_class != OpClass::reduction || !g.node(r).out.known) continue;
+    if (g.op_class(r) != OpClass::reduction || !g.node(r).out.known) continue;
     for (NodeId c : g.consumers(r))
       if (in.count(c) && g.node(c).out.known && g.numel(c) > g.numel(r))
         best = std::max(best, static_cast<double>(reduction_row(g, r)) * dtype_bytes(g.node(r).out.dtype));

@@ -66,7 +66,7 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
     std::sort(p.begin(), p.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
     p.erase(std::unique(p.begin(), p.end()), p.end());
     for (NodeId n : p)
-      if (g.node(n).op_class == OpClass::source)
+      if (g.op_class(n) == OpClass::source)
         throw Error("partition puts source '" + g.node(n).name + "' in a kernel");
     if (!p.empty()) parts.push_back(std::move(p));
   }
@@ -92,7 +92,7 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
   for (std::size_t i = 0; i < parts.size(); ++i)
     for (NodeId n : parts[i]) groups_of[n].push_back(i);
   for (NodeId n = 0; n < g.size(); ++n)
-    if (g.node(n).op_class != OpClass::source && groups_of[n].empty())
+    if (g.op_class(n) != OpClass::source && groups_of[n].empty())
       throw Error("partition leaves primitive '" + g.node(n).name + "' in no group");
 
   // Group DAG: home(producer) -> every group that reads it from memory.
@@ -103,7 +103,7 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
     std::unordered_set<NodeId> mine(parts[gi].begin(), parts[gi].end());
     for (NodeId n : parts[gi])
       for (NodeId o : g.operands(n)) {
-        if (g.node(o).op_class == OpClass::source || mine.count(o)) continue;
+        if (g.op_class(o) == OpClass::source || mine.count(o)) continue;
         std::size_t h = groups_of[o].front();
         if (h != gi && succ[h].insert(gi).second) indeg[gi]++;
       }

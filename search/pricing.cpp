@@ -23,8 +23,8 @@ std::vector<std::vector<NodeId>> split_branches(const Graph& g, std::span<const 
   };
   const BoostGraph& bg = g.boost();
   for (std::size_t i = 0; i < nodes.size(); ++i)
-    for (auto [it, end] = boost::out_edges(nodes[i], bg); it != end; ++it) {
-      const int j = idx[boost::target(*it, bg)];
+    for (const OutEdge& e : g.out_edges(nodes[i])) {
+      const int j = idx[e.dst];
       if (j >= 0) parent[find(i)] = find(static_cast<std::size_t>(j));
     }
   for (NodeId n : nodes) idx[n] = -1;
@@ -61,8 +61,8 @@ bool is_connected(const Graph& g, std::span<const NodeId> nodes) {
   std::size_t components = nodes.size();
   const BoostGraph& bg = g.boost();
   for (std::size_t i = 0; i < nodes.size(); ++i)
-    for (auto [it, end] = boost::out_edges(nodes[i], bg); it != end; ++it) {
-      const int j = idx[boost::target(*it, bg)];
+    for (const OutEdge& e : g.out_edges(nodes[i])) {
+      const int j = idx[e.dst];
       if (j < 0) continue;
       const std::size_t a = find(i), b = find(static_cast<std::size_t>(j));
       if (a != b) parent[a] = b, --components;
@@ -92,7 +92,10 @@ Group make_group(const Graph& g, std::span<const NodeId> nodes) {
   const BoostGraph& bg = g.boost();
   for (NodeId n : grp.nodes) {
     bool need = g.node(n).is_graph_output;
-    for (auto [it, end] = boost::out_edges(n, bg); it != end && !need; ++it) need = !in[boost::target(*it, bg)];
+    for (const OutEdge& e : g.out_edges(n)) {
+      if (need) break;
+      need = !in[e.dst];
+    }
     if (need) grp.materialised.push_back(n);
   }
   for (NodeId n : grp.nodes) in[n] = 0;
@@ -119,7 +122,7 @@ struct GroupDag {
     for (const auto& grp : plan.groups) {
       for (NodeId n : grp.nodes)
         for (NodeId o : g.operands(n))
-          if (g.node(o).op_class != OpClass::source && !grp.contains(o)) succ[home[o]].push_back(grp.id);
+          if (g.op_class(o) != OpClass::source && !grp.contains(o)) succ[home[o]].push_back(grp.id);
     }
     for (auto& s : succ) {
       std::sort(s.begin(), s.end());
@@ -165,12 +168,12 @@ std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, c
   std::map<std::pair<int, int>, GroupCost> merged_cost;  // one pricing per pair of kernels
   std::vector<DecisionRecord> out;
   for (NodeId c : g.topo_order()) {
-    if (g.node(c).op_class == OpClass::source) continue;
+    if (g.op_class(c) == OpClass::source) continue;
     auto ops = g.operands(c);
     std::sort(ops.begin(), ops.end());
     ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
     for (NodeId p : ops) {
-      if (g.node(p).op_class == OpClass::source) continue;
+      if (g.op_class(p) == OpClass::source) continue;
       DecisionRecord r;
       r.producer = g.node(p).name;
       r.consumer = g.node(c).name;

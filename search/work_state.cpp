@@ -17,9 +17,9 @@ WorkState::WorkState(const Graph& g, const DeviceSpec& d) : g_(g), d_(d) {
   home_.assign(g.size(), -1);
   copies_.resize(g.size());
   is_source_.resize(g.size());
-  for (NodeId n = 0; n < g.size(); ++n) is_source_[n] = g.node(n).op_class == OpClass::source;
+  for (NodeId n = 0; n < g.size(); ++n) is_source_[n] = g.op_class(n) == OpClass::source;
   for (NodeId n : g.topo_order()) {
-    if (g.node(n).op_class == OpClass::source) continue;
+    if (g.op_class(n) == OpClass::source) continue;
     const int gid = static_cast<int>(nodes_.size());
     nodes_.push_back({n});
     home_[n] = gid;
@@ -50,11 +50,10 @@ std::vector<int> sorted_unique(std::vector<int> v) {
 
 std::vector<int> WorkState::consumer_groups(int gid) const {
   std::vector<int> out;
-  const BoostGraph& bg = g_.boost();
   for (NodeId n : nodes_[gid]) {
     if (home_[n] != gid) continue;
-    for (auto [it, end] = boost::out_edges(n, bg); it != end; ++it)
-      for (int k : copies_[boost::target(*it, bg)])
+    for (const OutEdge& e : g_.out_edges(n))
+      for (int k : copies_[e.dst])
         if (k != gid && !holds(k, n)) out.push_back(k);
   }
   return sorted_unique(std::move(out));
@@ -62,10 +61,9 @@ std::vector<int> WorkState::consumer_groups(int gid) const {
 
 std::vector<int> WorkState::producer_groups(int gid) const {
   std::vector<int> out;
-  const BoostGraph& bg = g_.boost();
   for (NodeId n : nodes_[gid])
-    for (auto [it, end] = boost::in_edges(n, bg); it != end; ++it) {
-      const NodeId o = boost::source(*it, bg);
+    for (const InEdge& e : g_.in_edges(n)) {
+      const NodeId o = e.src;
       if (is_source_[o] || home_[o] == gid || holds(gid, o)) continue;  // home_: the common case without a copies_ lookup
       out.push_back(home_[o]);
     }
@@ -117,9 +115,8 @@ bool WorkState::holds_with(int gid, NodeId n, std::span<const int> merged, const
 
 bool WorkState::materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const {
   if (g_.node(n).is_graph_output) return true;
-  const BoostGraph& bg = g_.boost();
-  for (auto [it, end] = boost::out_edges(n, bg); it != end; ++it) {  // a repeated consumer answers the same
-    const NodeId c = boost::target(*it, bg);
+  for (const OutEdge& e : g_.out_edges(n)) {  // a repeated consumer answers the same
+    const NodeId c = e.dst;
     for (int k : copies_[c])
       if (!holds_with(k, n, merged, ov)) return true;
     if (has(ov.nodes, c))

@@ -48,7 +48,7 @@ class CostStrategy : public Strategy {
     WorkState own(g, d);
     improve(own, o);
     std::size_t prims = 0;
-    for (NodeId n = 0; n < g.size(); ++n) prims += g.node(n).op_class != OpClass::source;
+    for (NodeId n = 0; n < g.size(); ++n) prims += g.op_class(n) != OpClass::source;
     if (prims > kXlaStartMaxPrimitives) return own.partition();
     WorkState seeded(g, d);
     strategies::replay_xla_fusion(seeded, strategies::xla_fusion_log(g, d));

@@ -61,7 +61,7 @@ class InductorScheduler {
     const auto& topo = g_.topo_order();
     for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
       const NodeId n = *it;
-      if (g_.node(n).op_class == OpClass::source || realized[n]) continue;
+      if (g_.op_class(n) == OpClass::source || realized[n]) continue;
       const int p = ws_.home(n);
       const auto users = ws_.consumer_groups(p);
       if (users.empty()) continue;

@@ -12,7 +12,7 @@ bool is_pointwise(OpClass c) {
 }
 /// Whether consumer `c` can inline producer `p` in its inner function.
 bool can_inline_into(const Graph& g, NodeId p, NodeId c) {
-  const OpClass k = g.node(c).op_class;
+  const OpClass k = g.op_class(c);
   if (k == OpClass::contraction || k == OpClass::opaque || k == OpClass::scatter || k == OpClass::scan) return false;
   return can_fuse_edge(g, p, c).ok();
 }

@@ -39,7 +39,7 @@ std::vector<std::size_t> find_cycle(const Graph& g, const std::vector<std::vecto
     std::set<NodeId> mine(parts[i].begin(), parts[i].end());
     for (NodeId n : parts[i])
       for (NodeId o : g.operands(n))
-        if (g.node(o).op_class != OpClass::source && !mine.count(o) && groups_of[o].front() != i)
+        if (g.op_class(o) != OpClass::source && !mine.count(o) && groups_of[o].front() != i)
           succ[groups_of[o].front()].insert(i);
   }
   std::vector<int> state(parts.size(), 0);  // 0 new, 1 on stack, 2 done

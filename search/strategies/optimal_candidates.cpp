@@ -50,7 +50,7 @@ std::vector<std::vector<NodeId>> components(const Graph& g, const std::vector<No
 std::vector<std::vector<NodeId>> optimal_regions(const Graph& g, std::size_t max_region, int* heuristic_cuts) {
   std::vector<NodeId> all;
   for (NodeId n : g.topo_order())
-    if (g.node(n).op_class != OpClass::source) all.push_back(n);
+    if (g.op_class(n) != OpClass::source) all.push_back(n);
   auto fusable = [&](NodeId p, NodeId c) { return can_fuse_edge(g, p, c).ok(); };
   int cuts = 0;
   std::vector<std::vector<NodeId>> out;
@@ -60,7 +60,7 @@ std::vector<std::vector<NodeId>> optimal_regions(const Graph& g, std::size_t max
       continue;
     }
     auto at_materialisation = [&](NodeId p, NodeId c) {
-      const bool cut = g.node(c).op_class == OpClass::contraction || g.consumers(p).size() > kMaxConsumersInRegion;
+      const bool cut = g.op_class(c) == OpClass::contraction || g.consumers(p).size() > kMaxConsumersInRegion;
       if (cut && fusable(p, c)) ++cuts;
       return !cut && fusable(p, c);
     };

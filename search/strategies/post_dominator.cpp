@@ -28,7 +28,7 @@ PostDominators post_dominators(const Graph& g) {
   const auto& topo = g.topo_order();
   for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
     const NodeId v = *it;
-    if (g.node(v).op_class == OpClass::source) continue;
+    if (g.op_class(v) == OpClass::source) continue;
     const V d = idom[v];
     if (d == boost::graph_traits<RG>::null_vertex() || d == sink || g.node(v).is_graph_output) continue;
     out.ipdom[v] = d;

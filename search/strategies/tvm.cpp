@@ -66,7 +66,7 @@ class TvmFuser {
     for (int phase = 0; phase < 2; ++phase) fuse_phase(phase);
     std::vector<std::vector<NodeId>> out;
     for (NodeId v : g_.topo_order())
-      if (g_.node(v).op_class != OpClass::source && root(v) == v) out.push_back(members_[v]);
+      if (g_.op_class(v) != OpClass::source && root(v) == v) out.push_back(members_[v]);
     return out;
   }
 
@@ -86,7 +86,7 @@ class TvmFuser {
     const auto& topo = g_.topo_order();
     for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
       const NodeId v = *it;
-      if (g_.node(v).op_class == OpClass::source) continue;
+      if (g_.op_class(v) == OpClass::source) continue;
       int pat = kElemWise;
       NodeId lca = kNoNode;
       bool first = true;
@@ -180,7 +180,7 @@ class TvmFuser {
 
   void fuse_phase(int phase) {
     for (NodeId v : g_.topo_order()) {
-      if (g_.node(v).op_class == OpClass::source) continue;
+      if (g_.op_class(v) == OpClass::source) continue;
       const Pattern self = pattern_[v];  // TVM reads the node's own group record, not its root
       const NodeId dom = pd_.ipdom[v];
       if (self == kOpaque || dom == kNoNode || root(v) == root(dom)) continue;

@@ -11,7 +11,7 @@ class Unfused : public Strategy {
   std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec&, const SearchOptions&) override {
     std::vector<std::vector<NodeId>> out;
     for (NodeId n : g.topo_order())
-      if (g.node(n).op_class != OpClass::source) out.push_back({n});
+      if (g.op_class(n) != OpClass::source) out.push_back({n});
     return out;
   }
 };

@@ -38,7 +38,7 @@ DeviceSpec priority_device(const DeviceSpec& d) {
 
 bool holds_class(const Graph& g, const std::vector<NodeId>& nodes, OpClass c) {
   for (NodeId n : nodes)
-    if (g.node(n).op_class == c) return true;
+    if (g.op_class(n) == c) return true;
   return false;
 }
 

@@ -67,6 +67,42 @@ Primitive prim(const std::string& name, const std::string& op, OpClass c, std::v
 // edges (operand order, repeated reads, distinct consumers), a graph edited
 // after finalize() refuses to answer from a stale cache, and revision()
 // changes with every finalize() and drops to 0 on edits.
+// The contiguous edge arrays list every edge as Boost does (insertion
+// order, a repeated read twice, with its operand index), the op-class array
+// follows node_mut() until the next finalize(), and an edited graph refuses.
+TEST(GraphAdjacency, EdgeArraysListEveryEdgeWithItsOperand) {
+  Graph g;
+  const NodeId x = g.add_node(prim("x", "Input", OpClass::source, {8}));
+  const NodeId y = g.add_node(prim("y", "Input", OpClass::source, {8}));
+  const NodeId sub = g.add_node(prim("sub", "Sub", OpClass::elementwise, {8}));
+  const NodeId sq = g.add_node(prim("sq", "Mul", OpClass::elementwise, {8}));
+  g.add_use(y, sub, 1);
+  g.add_use(x, sub, 0);
+  g.add_use(sub, sq, 0);
+  g.add_use(sub, sq, 1);
+  EXPECT_THROW(g.in_edges(sub), Error);
+  g.finalize();
+  auto in = g.in_edges(sub);
+  ASSERT_EQ(in.size(), 2u);
+  EXPECT_EQ(in[0].src, y);
+  EXPECT_EQ(in[0].operand, 1);
+  EXPECT_EQ(in[1].src, x);
+  EXPECT_EQ(in[1].operand, 0);
+  auto out = g.out_edges(sub);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].dst, sq);
+  EXPECT_EQ(out[0].operand, 0);
+  EXPECT_EQ(out[1].dst, sq);
+  EXPECT_EQ(out[1].operand, 1);
+  EXPECT_TRUE(g.in_edges(x).empty());
+  EXPECT_TRUE(g.out_edges(sq).empty());
+  EXPECT_EQ(g.op_class(sq), OpClass::elementwise);
+  g.node_mut(sq).op_class = OpClass::reduction;
+  EXPECT_EQ(g.op_class(sq), OpClass::reduction);
+  g.add_use(x, sq, 2);
+  EXPECT_THROW(g.out_edges(x), Error);
+}
+
 TEST(GraphAdjacency, CachedOperandsAndConsumersFollowTheEdges) {
   Graph g;
   const NodeId x = g.add_node(prim("x", "Input", OpClass::source, {8}));
