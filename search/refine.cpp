@@ -160,10 +160,20 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
           no_move[key] = versions;
           continue;
         }
-        if (best.kind == 0) {
-          for (std::size_t i = pn.size() - best.k; i < pn.size(); ++i) ws.merge(c, ws.split_off(pn[i]));
-        } else {
-          for (std::size_t i = 0; i < best.k; ++i) ws.merge(p, ws.split_off(cn[i]));
+        // Node-level legality cannot see a path through a third group whose
+        // nodes on it are not connected inside that group (a horizontal
+        // group, or one holding copies): the group DAG decides, and a move
+        // that closes a cycle is taken back.
+        auto move = [&](std::span<const NodeId> nodes, int to) {
+          for (NodeId n : nodes) ws.merge(to, ws.split_off(n));
+        };
+        const std::span<const NodeId> moved =
+            best.kind == 0 ? std::span<const NodeId>(pn).last(best.k) : std::span<const NodeId>(cn).first(best.k);
+        move(moved, best.kind == 0 ? c : p);
+        if (ws.on_cycle(p) || ws.on_cycle(c)) {
+          move(moved, best.kind == 0 ? p : c);
+          no_move[key] = {ws.version(p), ws.version(c)};
+          continue;
         }
         changed.push_back(p);
         changed.push_back(c);

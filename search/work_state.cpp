@@ -78,30 +78,33 @@ bool WorkState::merge_would_cycle(int a, int b) const {
   // further back can only start later when a group between is not connected
   // inside, so such a path is missed here, and make_plan still refuses the
   // cycle it would close.
-  auto path_via_third = [&](int from, int to) {
-    const std::size_t limit = g_.topo_index(nodes_[to].back());
-    // Epoch-stamped marks: no per-call clearing of an array of all groups.
-    visit_mark_.resize(nodes_.size(), 0);
-    const unsigned epoch = ++visit_epoch_;
-    auto seen = [&](int x) { return visit_mark_[x] == epoch; };
-    std::vector<int> stack;
-    visit_mark_[from] = epoch;
-    for (int x : consumer_groups(from))
-      if (x != to) stack.push_back(x);
-    while (!stack.empty()) {
-      const int x = stack.back();
-      stack.pop_back();
-      if (seen(x)) continue;
-      visit_mark_[x] = epoch;
-      if (g_.topo_index(nodes_[x].front()) > limit) continue;
-      for (int y : consumer_groups(x)) {
-        if (y == to) return true;
-        if (!seen(y)) stack.push_back(y);
-      }
-    }
-    return false;
-  };
   return path_via_third(a, b) || path_via_third(b, a);
+}
+
+bool WorkState::on_cycle(int gid) const { return path_via_third(gid, gid); }
+
+bool WorkState::path_via_third(int from, int to) const {
+  const std::size_t limit = g_.topo_index(nodes_[to].back());
+  // Epoch-stamped marks: no per-call clearing of an array of all groups.
+  visit_mark_.resize(nodes_.size(), 0);
+  const unsigned epoch = ++visit_epoch_;
+  auto seen = [&](int x) { return visit_mark_[x] == epoch; };
+  std::vector<int> stack;
+  visit_mark_[from] = epoch;
+  for (int x : consumer_groups(from))
+    if (x != to) stack.push_back(x);
+  while (!stack.empty()) {
+    const int x = stack.back();
+    stack.pop_back();
+    if (seen(x)) continue;
+    visit_mark_[x] = epoch;
+    if (g_.topo_index(nodes_[x].front()) > limit) continue;
+    for (int y : consumer_groups(x)) {
+      if (y == to) return true;
+      if (!seen(y)) stack.push_back(y);
+    }
+  }
+  return false;
 }
 
 bool WorkState::holds_with(int gid, NodeId n, std::span<const int> merged, const Overlay& ov) const {

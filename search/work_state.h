@@ -43,6 +43,9 @@ class WorkState {
   /// duplicated elsewhere). The walk skips groups that start after the
   /// target ends (work_state.cpp says when that misses a path).
   bool merge_would_cycle(int a, int b) const;
+  /// Whether a path leaves gid and comes back to it through other groups
+  /// (the partition is cyclic there), with merge_would_cycle's walk.
+  bool on_cycle(int gid) const;
 
   /// Cost of the group as it stands (cached per version).
   const GroupCost& cost_of(int gid);
@@ -87,6 +90,9 @@ class WorkState {
   /// reusing the Group keeps its vectors' capacity across ~10^5 pricings).
   const Group& build(std::span<const int> gids, const Overlay& ov) const;
   bool materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const;
+  /// A path from group `from` to group `to` through at least one other group
+  /// (from == to: a cycle through gid); see merge_would_cycle for the walk.
+  bool path_via_third(int from, int to) const;
   void touch(int gid);
   /// Whether n, as its home group stands, is written to memory.
   bool materialised_now(NodeId n) const;

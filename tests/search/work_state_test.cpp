@@ -69,6 +69,27 @@ TEST(WorkStateCache, MergeThroughAnUnconnectedGroupWouldCycle) {
   EXPECT_NO_THROW(make_plan(g, d, ws.partition(), "cost"));
 }
 
+// on_cycle: the partition {a, c}, {x1, x2} is cyclic only at the group level
+// (a -> x1 and x2 -> c, with x1 and x2 unconnected): what a re-cut that moves
+// c into a's group would build; refinement takes such a move back.
+TEST(WorkStateCache, GroupLevelCycleIsSeenThroughAnUnconnectedGroup) {
+  const Graph g = import_onnx_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "f (float[8, 4] x, float[8, 1] w) => (float[8, 1] x1, float[8, 1] c) {\n"
+      "  a = ReduceMax<axes = [1], keepdims = 1>(x)\n x1 = Exp(a)\n x2 = Neg(w)\n c = Add(a, x2) }",
+      {}, "cycle");
+  const DeviceSpec d = load_device("h100-sxm");
+  WorkState ws(g, d);
+  const int a = ws.home(g.at("a")), x1 = ws.home(g.at("x1")), x2 = ws.home(g.at("x2")), c = ws.home(g.at("c"));
+  const int x = ws.merge(x1, x2);
+  EXPECT_FALSE(ws.on_cycle(a));
+  EXPECT_FALSE(ws.on_cycle(x));
+  const int ac = ws.merge(a, c);  // forced: the callers ask merge_would_cycle first
+  EXPECT_TRUE(ws.on_cycle(ac));
+  EXPECT_TRUE(ws.on_cycle(x));
+  EXPECT_THROW(make_plan(g, d, ws.partition(), "cost"), Error);
+}
+
 // After the whole local search, every cached price equals the group priced
 // afresh from the state as it ends (cost_of_merge of the group alone builds
 // and prices it without the cache).
