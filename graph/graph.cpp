@@ -215,8 +215,8 @@ NodeId Graph::at(std::string_view nm) const {
   return n;
 }
 
-void Graph::check_adjacency() const {
-  if (!adjacency_cached_) throw Error("graph '" + name + "' changed since finalize(): call finalize() before walking its edges");
+void Graph::throw_stale_adjacency() const {
+  throw Error("graph '" + name + "' changed since finalize(): call finalize() before walking its edges");
 }
 
 const std::vector<NodeId>& Graph::operands(NodeId n) const {

@@ -207,7 +207,10 @@ class Graph {
   std::vector<OutEdge> out_;   // every node's uses, node by node
   std::vector<std::size_t> in_begin_, out_begin_;  // node -> first entry in in_ / out_ (+ one end entry)
   std::vector<OpClass> op_class_;  // per node (finalize())
-  void check_adjacency() const;
+  void check_adjacency() const {
+    if (!adjacency_cached_) throw_stale_adjacency();
+  }
+  [[noreturn]] void throw_stale_adjacency() const;
   bool adjacency_cached_ = false;  // operands_/consumers_ match the edges
   uint64_t revision_ = 0;
 };

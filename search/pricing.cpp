@@ -21,7 +21,6 @@ std::vector<std::vector<NodeId>> split_branches(const Graph& g, std::span<const 
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
   };
-  const BoostGraph& bg = g.boost();
   for (std::size_t i = 0; i < nodes.size(); ++i)
     for (const OutEdge& e : g.out_edges(nodes[i])) {
       const int j = idx[e.dst];
@@ -59,7 +58,6 @@ bool is_connected(const Graph& g, std::span<const NodeId> nodes) {
     return x;
   };
   std::size_t components = nodes.size();
-  const BoostGraph& bg = g.boost();
   for (std::size_t i = 0; i < nodes.size(); ++i)
     for (const OutEdge& e : g.out_edges(nodes[i])) {
       const int j = idx[e.dst];
@@ -89,7 +87,6 @@ Group make_group(const Graph& g, std::span<const NodeId> nodes) {
   thread_local std::vector<uint8_t> in;  // membership marks indexed by NodeId, cleared below
   if (in.size() < g.size()) in.resize(g.size(), 0);
   for (NodeId n : grp.nodes) in[n] = 1;
-  const BoostGraph& bg = g.boost();
   for (NodeId n : grp.nodes) {
     bool need = g.node(n).is_graph_output;
     for (const OutEdge& e : g.out_edges(n)) {
