@@ -5,6 +5,7 @@
 // stops after the batch in flight is dropped; the finished ones stay.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -79,6 +80,13 @@ void run_tune(TuneArgs& a) {
   if (a.model.batch != 0) throw Error("tune: give batch sizes as --batch 1,8,64 (a list)");
   TuneModel model{a.model.path, a.model.import_options().dims, ""};
   model.sha256 = sha256_hex(read_file(model.path));
+  {
+    // The binding warnings (what --batch binds, graph/README.md) once, and an
+    // unbound dim fails here, before the output directory is made.
+    ModelArgs first = a.model;
+    first.batch = *std::min_element(a.batches.begin(), a.batches.end());
+    load_model(first);
+  }
   const DeviceSpec d = load_device(a.device);
   if (a.opts.measure) require_cpu_for_measure(d, "tune");
   a.opts.batches = a.batches;

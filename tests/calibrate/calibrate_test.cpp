@@ -288,6 +288,7 @@ TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
     for (const char* ex : {"bert_base_layer", "resnet50_bottleneck", "mobilenetv2_inverted_residual"}) {
       ImportOptions io;
       io.batch = 2;
+      io.dims["S"] = 2;  // bert_base_layer's sequence (--batch binds only N)
       Graph g = import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/" + ex + ".onnxtxt", io);
       for (const char* strat : {"unfused", "cost"}) {
         Plan p = search(g, d, strat);
@@ -312,6 +313,7 @@ TEST(Calibrate, CalibratedDeviceRoundTripsAndDrivesTheSearch) {
   EXPECT_DOUBLE_EQ(back.e_cmp, r.device.e_cmp);
   ImportOptions io;
   io.batch = 1;
+  io.dims["S"] = 1;  // --batch binds only N (it once bound the mask's S too)
   Graph g = import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/gpt2_block.onnxtxt", io);
   Plan p = search(g, back, "cost");
   EXPECT_GT(p.groups.size(), 0u);
