@@ -77,7 +77,6 @@ class ProgressPrinter {
 };
 
 void run_tune(TuneArgs& a) {
-  if (a.model.batch != 0) throw Error("tune: give batch sizes as --batch 1,8,64 (a list)");
   TuneModel model{a.model.path, a.model.import_options().dims, ""};
   model.sha256 = sha256_hex(read_file(model.path));
   {
@@ -139,8 +138,12 @@ void add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand("tune", "tune a model per batch size: search, measure, recalibrate; plans, dispatch, reports");
   cmd->add_option("model", a->model.path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
-  cmd->add_option("--batch", a->batches, "batch sizes, comma separated")->delimiter(',')->required();
-  cmd->add_option("--dim", a->model.dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable)");
+  cmd->add_option("--batch", a->batches, "batch sizes >= 1, comma separated; each binds the batch dim (see search --help)")
+      ->delimiter(',')
+      ->required()
+      ->check(batch_value());
+  cmd->add_option("--dim", a->model.dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
+      ->check(dim_value());
   cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
   cmd->add_option("--strategy", a->opts.strategy, "strategy to tune")->capture_default_str();
   cmd->add_flag("--measure", a->opts.measure, "run every candidate plan on the CPU backend, recalibrate, search again");

@@ -89,6 +89,12 @@ masked (float[N, S, 4] x, float[S, S] mask) => (float[N, S, 4] y) {
   y = Add(x, r)
 })";
 
+const char* kTiny = R"(<ir_version: 8, opset_import: ["" : 17]>
+tiny (float[N, 64] x, float[N, 64] y) => (float[N, 64] a) {
+  t = Exp(x)
+  a = Add(t, y)
+})";
+
 /// Input name -> bound type ("f32[8,16,4]") from `inspect --json`.
 std::map<std::string, std::string> inspected_inputs(const Result& r) {
   std::map<std::string, std::string> out;
@@ -112,6 +118,38 @@ TEST(CliBatch, BindsTheBatchDimOnlyAndDimTheRest) {
   // tune fails the same way before it makes its output directory.
   expect_refused(fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "-o", dir + "/tune"}),
                  "unbound symbolic dim 'S'");
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
+}
+
+TEST(CliBatch, ZeroAndNegativeBatchAreRefused) {
+  const std::string dir = fresh_dir("batch0");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  for (const std::string b : {"0", "-3", "x"}) {
+    SCOPED_TRACE("--batch " + b);
+    expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch=" + b, "-o", dir + "/p.json"}),
+                   "--batch: must be an integer >= 1, got '" + b + "'");
+    expect_refused(fuseplan({"measure", model, "--batch=" + b, "-o", dir + "/m.jsonl"}), "--batch");
+    expect_refused(fuseplan({"compare", model, "--batch=1," + b}), "--batch");
+    expect_refused(fuseplan({"tune", model, "--batch=1," + b, "-o", dir + "/tune"}), "--batch");
+  }
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch", "0", "-o", dir + "/p.json"}),
+                 "--batch: must be an integer >= 1, got '0'");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
+  EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
+}
+
+TEST(CliDim, ANameGivenTwiceIsRefused) {
+  const std::string dir = fresh_dir("dim2");
+  const std::string model = write(dir, "masked.onnxtxt", kMasked);
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch", "1", "--dim", "S=1", "--dim", "S=2", "-o",
+                           dir + "/p.json"}),
+                 "--dim S given twice (1 and 2)");
+  expect_refused(fuseplan({"tune", model, "--batch", "1", "--dim", "S=1", "--dim", "S=2", "-o", dir + "/tune"}),
+                 "--dim S given twice (1 and 2)");
+  expect_refused(fuseplan({"compare", model, "--batch", "1", "--dim", "S=4", "--dim", "S=4"}), "--dim S given twice");
+  expect_refused(fuseplan({"search", model, "--batch", "1", "--dim", "S=0"}), "--dim");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
   EXPECT_FALSE(fs::exists(dir + "/tune"));
 }
 
