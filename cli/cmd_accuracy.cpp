@@ -33,6 +33,7 @@ struct AccuracyArgs {
 void run_accuracy(const AccuracyArgs& a) {
   AccuracyInputs in;
   in.prior = load_device(a.device);
+  check_hold(in.prior, a.hold);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   for (const auto& f : a.files) {
     auto rs = read_records(f);

@@ -1,10 +1,12 @@
 #include "cli/common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
+#include "costmodel/calibrate.h"
 #include "emit/files.h"
 
 namespace fuseplan::cli {
@@ -122,6 +124,16 @@ void require_cpu_for_measure(const DeviceSpec& d, const std::string& command) {
   if (d.is_gpu())
     throw Error(command + " --measure runs plans on the CPU backend, and device '" + d.name +
                 "' is a GPU; use a CPU device, or `fuseplan measure` (CUPTI) on a machine with a GPU");
+}
+
+void check_hold(const DeviceSpec& d, const std::vector<std::string>& hold) {
+  const std::vector<std::string> names = calibration_parameter_names(d);
+  for (const auto& h : hold) {
+    if (std::find(names.begin(), names.end(), h) != names.end()) continue;
+    std::string valid;
+    for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+    throw Error("--hold: unknown parameter '" + h + "'; the parameters of " + d.name + " are " + valid);
+  }
 }
 
 }  // namespace fuseplan::cli

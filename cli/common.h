@@ -74,6 +74,9 @@ void add_measure(CLI::App& app);
 /// `--measure` of tune and compare runs plans on the CPU backend: refuses a
 /// GPU device (its timings would calibrate a GPU with CPU times). Throws Error.
 void require_cpu_for_measure(const DeviceSpec& d, const std::string& command);
+/// --hold of calibrate and accuracy: throws Error naming the first name that
+/// is no calibration parameter of `d`, with the valid names.
+void check_hold(const DeviceSpec& d, const std::vector<std::string>& hold);
 void add_calibrate(CLI::App& app);
 void add_accuracy(CLI::App& app);
 void add_tune(CLI::App& app);

@@ -176,6 +176,17 @@ TEST(Calibrate, HoldsParametersNoMeasurementExercises) {
   }
 }
 
+// The names --hold is checked against (cli check_hold): what the fit reports.
+TEST(Calibrate, ParameterNamesAreTheFittedParameters) {
+  const DeviceSpec d = load_device("host-cpu");
+  CalibrationResult r = calibrate(d, synthetic(truth_device(), 70, 0.03, 5));
+  std::vector<std::string> fitted;
+  for (const auto& p : r.parameters) fitted.push_back(p.name);
+  EXPECT_EQ(calibration_parameter_names(d), fitted);
+  const std::vector<std::string> gpu = calibration_parameter_names(load_device("h200"));
+  EXPECT_NE(std::find(gpu.begin(), gpu.end(), "dram_bw_GBps"), gpu.end());
+}
+
 TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
   // Measurements without the features (gemm_calls = flops_transcendental =
   // 0, as records written before them are read): gemm_call_us and

@@ -153,5 +153,16 @@ TEST(CliDim, ANameGivenTwiceIsRefused) {
   EXPECT_FALSE(fs::exists(dir + "/tune"));
 }
 
+TEST(CliHold, AnUnknownParameterIsRefusedWithTheValidNames) {
+  const std::string dir = fresh_dir("hold");
+  const std::string meas = write(dir, "m.jsonl", "");
+  for (const char* cmd : {"calibrate", "accuracy"}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(fuseplan({cmd, meas, "--device", "host-cpu", "--hold", "launch_us,nosuch", "-o", dir + "/out"}),
+                   "--hold: unknown parameter 'nosuch'; the parameters of host-cpu are launch_us, caches[L1].bw_GBps");
+    EXPECT_FALSE(fs::exists(dir + "/out"));
+  }
+}
+
 }  // namespace
 }  // namespace fuseplan
