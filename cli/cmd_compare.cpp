@@ -131,6 +131,7 @@ void run_compare(const CompareArgs& a) {
     }
   }
   if (!a.csv.empty()) write_file_atomic(a.csv, to_csv(rows));
+  std::string chart_error;
   if (a.measure) {
     std::vector<ChartCluster> clusters;
     for (const auto& r : rows) {
@@ -138,7 +139,13 @@ void run_compare(const CompareArgs& a) {
       if (clusters.empty() || clusters.back().label != label) clusters.push_back({label, {}});
       clusters.back().values_us[r.plan.strategy] = r.measured_us;
     }
-    write_bar_chart_svg(a.chart, "measured time per strategy on " + d.name, names, clusters);
+    // The chart is auxiliary: gnuplot failing costs the chart, not the table.
+    try {
+      write_bar_chart_svg(a.chart, "measured time per strategy on " + d.name, names, clusters);
+    } catch (const Error& e) {
+      chart_error = e.what();
+      std::cerr << "fuseplan: warning: no chart: " << chart_error << "\n";
+    }
   }
   if (a.json) {
     std::cout << to_json(rows, d.name);
@@ -159,7 +166,7 @@ void run_compare(const CompareArgs& a) {
   std::cout << "device " << d.name << " (* = best predicted plan per model and batch)\n"
             << format_table(header, table);
   if (!a.csv.empty()) std::cout << "wrote " << a.csv << "\n";
-  if (a.measure) std::cout << "wrote " << a.chart << "\n";
+  if (a.measure && chart_error.empty()) std::cout << "wrote " << a.chart << "\n";
 }
 }  // namespace
 

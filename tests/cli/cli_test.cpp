@@ -164,5 +164,53 @@ TEST(CliHold, AnUnknownParameterIsRefusedWithTheValidNames) {
   }
 }
 
+TEST(CliTune, AFailingGraphvizCostsTheSvgOnlyWithOneWarning) {
+  const std::string dir = fresh_dir("dot");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  fs::create_directories(dir + "/bin");
+  write(dir + "/bin", "dot", "#!/bin/sh\necho 'Error: syntax error in line 1' >&2\nexit 1\n");
+  fs::permissions(dir + "/bin/dot", fs::perms::owner_all);
+  fs::create_directories(dir + "/out");
+  write(dir + "/out", "plan-b1.svg", "<svg>an earlier run's plan</svg>");  // stale: must not survive
+  const char* path = std::getenv("PATH");
+  Result r = fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "-o", dir + "/out"}, ".",
+                      "PATH=" + quote(dir + "/bin:" + (path ? path : "/usr/bin:/bin")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  int warnings = 0;
+  for (const auto& l : r.err_lines())
+    if (l.rfind("fuseplan: warning: ", 0) == 0) {
+      ++warnings;
+      EXPECT_EQ(l.rfind("fuseplan: warning: no plan-b1.svg, plan-b8.svg (Graphviz failed", 0), 0u) << l;
+      EXPECT_NE(l.find("Error: syntax error in line 1"), std::string::npos) << l;
+    }
+  EXPECT_EQ(warnings, 1) << r.err;
+  for (const char* f : {"plan-b1.json", "plan-b8.json", "plan-b1.dot", "plan-b8.dot", "summary.md", "diff.md",
+                        "dispatch.json"})
+    EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
+  EXPECT_FALSE(fs::exists(dir + "/out/plan-b1.svg"));
+  EXPECT_FALSE(fs::exists(dir + "/out/plan-b8.svg"));
+  EXPECT_NE(r.out.find("wrote"), std::string::npos) << r.out;
+}
+
+TEST(CliCompare, AFailingGnuplotCostsTheChartOnlyWithOneWarning) {
+  const std::string dir = fresh_dir("gnuplot");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  fs::create_directories(dir + "/bin");
+  write(dir + "/bin", "gnuplot", "#!/bin/sh\necho 'gnuplot: boom' >&2\nexit 1\n");
+  fs::permissions(dir + "/bin/gnuplot", fs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  Result r = fuseplan({"compare", model, "--device", "host-cpu", "--batch", "1", "--strategies", "unfused,cost",
+                       "--measure", "--repeat", "1", "--chart", dir + "/c.svg", "--csv", dir + "/c.csv"},
+                      ".", "PATH=" + quote(dir + "/bin:" + (path ? path : "/usr/bin:/bin")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("fuseplan: warning: no chart: gnuplot failed drawing", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("gnuplot: boom"), std::string::npos) << lines[0];
+  EXPECT_TRUE(fs::exists(dir + "/c.csv"));
+  EXPECT_FALSE(fs::exists(dir + "/c.svg"));
+  EXPECT_NE(r.out.find("cost *"), std::string::npos) << r.out;  // the table is printed
+}
+
 }  // namespace
 }  // namespace fuseplan
