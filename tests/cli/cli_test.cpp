@@ -164,6 +164,26 @@ TEST(CliHold, AnUnknownParameterIsRefusedWithTheValidNames) {
   }
 }
 
+TEST(CliProbe, WithoutOutputItLeavesTheShippedDeviceAlone) {
+  // A copy of the data directory stands in for the source tree.
+  const std::string dir = fresh_dir("probe");
+  fs::create_directories(dir + "/data/configs/devices");
+  fs::create_directories(dir + "/work");
+  const std::string shipped = dir + "/data/configs/devices/host-cpu.json";
+  fs::copy_file(std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices/host-cpu.json", shipped);
+  const std::string before = slurp(shipped);
+  Result r = fuseplan({"probe"}, dir + "/work", "FUSEPLAN_DATA_DIR=" + quote(dir + "/data"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(shipped), before);
+  ASSERT_TRUE(fs::exists(dir + "/work/host-cpu.probed.json"));
+  EXPECT_NE(r.out.find("wrote host-cpu.probed.json"), std::string::npos) << r.out;
+  // The written device loads as --device FILE.
+  Result c = fuseplan({"cost", write(dir + "/work", "tiny.onnxtxt", kTiny), "--batch", "2", "--device",
+                       "host-cpu.probed.json"},
+                      dir + "/work");
+  EXPECT_EQ(c.code, 0) << c.err;
+}
+
 TEST(CliTune, AFailingGraphvizCostsTheSvgOnlyWithOneWarning) {
   const std::string dir = fresh_dir("dot");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
