@@ -20,7 +20,7 @@ struct AccuracyArgs {
   std::string out = "results/cost-model-accuracy.md";
   std::vector<std::string> loop_models;
   std::string loop_strategy = "cost";
-  int64_t batch = 0;
+  std::optional<int64_t> batch;
   std::vector<std::string> dim_args;
   int rounds = 3;
   std::vector<std::string> hold;
@@ -33,6 +33,8 @@ struct AccuracyArgs {
 void run_accuracy(const AccuracyArgs& a) {
   AccuracyInputs in;
   in.prior = load_device(a.device);
+  check_hold(in.prior, a.hold);
+  parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   for (const auto& f : a.files) {
     auto rs = read_records(f);
     in.records.insert(in.records.end(), rs.begin(), rs.end());
@@ -93,8 +95,9 @@ void add_accuracy(CLI::App& app) {
   cmd->add_option("-o,--output", a->out, "report to write (the plot goes next to it as .svg)")->capture_default_str();
   cmd->add_option("--closed-loop", a->loop_models, "models to search with both devices and measure both plans");
   cmd->add_option("--strategy", a->loop_strategy, "strategy of the closed loop")->capture_default_str();
-  cmd->add_option("--batch", a->batch, "closed loop: bind the leading symbolic dim to B");
-  cmd->add_option("--dim", a->dim_args, "closed loop: bind a named symbolic dim, NAME=VALUE");
+  cmd->add_option("--batch", a->batch, std::string("closed loop: ") + kBatchHelp)->check(batch_value());
+  cmd->add_option("--dim", a->dim_args, "closed loop: bind a named symbolic dim, NAME=VALUE (each NAME once)")
+      ->check(dim_value());
   cmd->add_option("--rounds", a->rounds, "closed loop: alternate measurements of the two plans this many times")->capture_default_str();
   cmd->add_option("--repeat", a->opts.repeat, "closed loop: timed repetitions per measurement")->capture_default_str();
   cmd->add_option("--hold", a->hold, "keep these parameters at their prior (as fuseplan calibrate --hold)")->delimiter(',');

@@ -23,6 +23,7 @@ struct CalibrateArgs {
 
 void run_calibrate(const CalibrateArgs& a) {
   const DeviceSpec prior = load_device(a.device);
+  check_hold(prior, a.hold);
   std::vector<MeasurementRecord> all;
   for (const auto& f : a.files) {
     auto rs = read_records(f);

@@ -99,6 +99,7 @@ std::string to_json(const std::vector<Row>& rows, const std::string& device) {
 
 void run_compare(const CompareArgs& a) {
   const DeviceSpec d = load_device(a.device);
+  parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   if (a.measure) require_cpu_for_measure(d, "compare");
   const auto names = chosen_strategies(a.strategies);
   std::vector<int64_t> batches = a.batches.empty() ? std::vector<int64_t>{0} : a.batches;
@@ -112,7 +113,7 @@ void run_compare(const CompareArgs& a) {
     for (int64_t b : batches) {
       ModelArgs m;
       m.path = path;
-      m.batch = b;
+      if (b) m.batch = b;
       m.dim_args = a.dim_args;
       const LoadedModel lm = load_model(m);
       const Plan base = search(lm.graph, d, "unfused", o);
@@ -130,6 +131,7 @@ void run_compare(const CompareArgs& a) {
     }
   }
   if (!a.csv.empty()) write_file_atomic(a.csv, to_csv(rows));
+  std::string chart_error;
   if (a.measure) {
     std::vector<ChartCluster> clusters;
     for (const auto& r : rows) {
@@ -137,7 +139,13 @@ void run_compare(const CompareArgs& a) {
       if (clusters.empty() || clusters.back().label != label) clusters.push_back({label, {}});
       clusters.back().values_us[r.plan.strategy] = r.measured_us;
     }
-    write_bar_chart_svg(a.chart, "measured time per strategy on " + d.name, names, clusters);
+    // The chart is auxiliary: gnuplot failing costs the chart, not the table.
+    try {
+      write_bar_chart_svg(a.chart, "measured time per strategy on " + d.name, names, clusters);
+    } catch (const Error& e) {
+      chart_error = e.what();
+      std::cerr << "fuseplan: warning: no chart: " << chart_error << "\n";
+    }
   }
   if (a.json) {
     std::cout << to_json(rows, d.name);
@@ -158,7 +166,7 @@ void run_compare(const CompareArgs& a) {
   std::cout << "device " << d.name << " (* = best predicted plan per model and batch)\n"
             << format_table(header, table);
   if (!a.csv.empty()) std::cout << "wrote " << a.csv << "\n";
-  if (a.measure) std::cout << "wrote " << a.chart << "\n";
+  if (a.measure && chart_error.empty()) std::cout << "wrote " << a.chart << "\n";
 }
 }  // namespace
 
@@ -167,12 +175,14 @@ void add_compare(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "compare fusion strategies on models under one cost model");
   cmd->add_option("models", a->models, "model files (.onnx / .onnxtxt)")->required();
   cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
-  cmd->add_option("--batch", a->batches, "batch sizes, comma separated (binds the leading symbolic dim)")
-      ->delimiter(',');
+  cmd->add_option("--batch", a->batches, "batch sizes >= 1, comma separated; each binds the batch dim as --batch B of search does")
+      ->delimiter(',')
+      ->check(batch_value());
   std::string help = "comma-separated strategies or 'all' (";
   for (const auto& n : strategy_names()) help += n + (n == strategy_names().back() ? ")" : ", ");
   cmd->add_option("--strategies", a->strategies, help)->capture_default_str();
-  cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable)");
+  cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
+      ->check(dim_value());
   cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")->capture_default_str();
   cmd->add_option("--csv", a->csv, "also write the table as CSV (atomically)");
   cmd->add_flag("--json", a->json, "print the table as JSON");

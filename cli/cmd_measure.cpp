@@ -17,7 +17,7 @@ namespace fuseplan::cli {
 namespace {
 struct MeasureArgs {
   std::vector<std::string> models;
-  int64_t batch = 0;
+  std::optional<int64_t> batch;
   std::vector<std::string> dim_args;
   std::string device = "host-cpu";
   std::vector<std::string> strategies = {"unfused", "cost"};
@@ -29,6 +29,7 @@ struct MeasureArgs {
 
 void run_measure(const MeasureArgs& a) {
   const DeviceSpec d = load_device(a.device);
+  parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   ProfileOptions o = a.opts;
   o.flush = flush_policy_from_string(a.flush);
   auto prof = make_profiler(d);
@@ -71,8 +72,9 @@ void add_measure(CLI::App& app) {
   auto a = std::make_shared<MeasureArgs>();
   auto* cmd = app.add_subcommand("measure", "profile the plans of several models and strategies, write measurement records (JSONL)");
   cmd->add_option("models", a->models, "model files (.onnx / .onnxtxt)")->required();
-  cmd->add_option("--batch", a->batch, "bind the leading symbolic dim of every data input to B");
-  cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; models without it ignore it)");
+  cmd->add_option("--batch", a->batch, kBatchHelp)->check(batch_value());
+  cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable, each NAME once; models without it ignore it)")
+      ->check(dim_value());
   cmd->add_option("--device", a->device, "device: name or JSON path (cpu: CPU backend, gpu: CUPTI)")->capture_default_str();
   cmd->add_option("--strategies", a->strategies, "strategies whose plans are measured")->delimiter(',')->capture_default_str();
   cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout");

@@ -1,4 +1,6 @@
-// fuseplan probe: measure this machine and write configs/devices/host-cpu.json.
+// fuseplan probe [-o FILE]: measure this machine and write a device JSON,
+// by default ./host-cpu.probed.json. The shipped configs/devices/host-cpu.json
+// is replaced only when -o names it.
 #include <iostream>
 
 #include "cli/common.h"
@@ -6,10 +8,17 @@
 
 namespace fuseplan::cli {
 
+/// Where `fuseplan probe` writes without -o: the current directory, never a
+/// shipped configs/devices file.
+constexpr const char* kProbeDefaultOutput = "host-cpu.probed.json";
+
 void add_probe(CLI::App& app) {
-  auto out = std::make_shared<std::string>(data_dir() + "/configs/devices/host-cpu.json");
+  auto out = std::make_shared<std::string>(kProbeDefaultOutput);
   auto* cmd = app.add_subcommand("probe", "measure this CPU (triad bandwidth per cache level, FP32, dispatch) in < 30 s");
-  cmd->add_option("-o,--output", *out, "device JSON to write")->capture_default_str();
+  cmd->add_option("-o,--output", *out,
+                  "device JSON to write (use it as --device FILE); only -o SOURCE_TREE/configs/devices/host-cpu.json "
+                  "replaces the shipped host-cpu device")
+      ->capture_default_str();
   cmd->callback([out] {
     ProbeResult r = run_probe(&std::cerr);
     write_device_file(r.device, *out);
@@ -20,7 +29,7 @@ void add_probe(CLI::App& app) {
       std::cout << "  " << c.name << " " << fmt_bytes(c.bytes) << ": triad " << fmt(c.bw_GBps, 1) << " GB/s\n";
     std::cout << "DRAM triad " << fmt(r.triad_dram_GBps, 1) << " GB/s; independent STREAM-style "
               << fmt(r.independent_dram_GBps, 1) << " GB/s (" << fmt(r.agreement_pct, 1) << "% apart)\n";
-    std::cout << "wrote " << *out << " in " << fmt(r.seconds, 1) << " s\n";
+    std::cout << "wrote " << *out << " in " << fmt(r.seconds, 1) << " s (use it with --device " << *out << ")\n";
   });
 }
 

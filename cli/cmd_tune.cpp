@@ -5,6 +5,7 @@
 // stops after the batch in flight is dropped; the finished ones stay.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -76,9 +77,15 @@ class ProgressPrinter {
 };
 
 void run_tune(TuneArgs& a) {
-  if (a.model.batch != 0) throw Error("tune: give batch sizes as --batch 1,8,64 (a list)");
   TuneModel model{a.model.path, a.model.import_options().dims, ""};
   model.sha256 = sha256_hex(read_file(model.path));
+  {
+    // The binding warnings (what --batch binds, graph/README.md) once, and an
+    // unbound dim fails here, before the output directory is made.
+    ModelArgs first = a.model;
+    first.batch = *std::min_element(a.batches.begin(), a.batches.end());
+    load_model(first);
+  }
   const DeviceSpec d = load_device(a.device);
   if (a.opts.measure) require_cpu_for_measure(d, "tune");
   a.opts.batches = a.batches;
@@ -99,6 +106,7 @@ void run_tune(TuneArgs& a) {
   }
   printer.finish();
   ::sigaction(SIGINT, &old, nullptr);
+  for (const auto& w : r.warnings) std::cerr << "fuseplan: warning: " << w << "\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& b : r.batches) {
     const BatchReport rep = batch_report(b, a.opts.strategy);
@@ -131,8 +139,12 @@ void add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand("tune", "tune a model per batch size: search, measure, recalibrate; plans, dispatch, reports");
   cmd->add_option("model", a->model.path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
-  cmd->add_option("--batch", a->batches, "batch sizes, comma separated")->delimiter(',')->required();
-  cmd->add_option("--dim", a->model.dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable)");
+  cmd->add_option("--batch", a->batches, "batch sizes >= 1, comma separated; each binds the batch dim (see search --help)")
+      ->delimiter(',')
+      ->required()
+      ->check(batch_value());
+  cmd->add_option("--dim", a->model.dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
+      ->check(dim_value());
   cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
   cmd->add_option("--strategy", a->opts.strategy, "strategy to tune")->capture_default_str();
   cmd->add_flag("--measure", a->opts.measure, "run every candidate plan on the CPU backend, recalibrate, search again");

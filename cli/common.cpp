@@ -1,42 +1,74 @@
 #include "cli/common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
+#include "costmodel/calibrate.h"
 #include "emit/files.h"
 
 namespace fuseplan::cli {
 
-void ModelArgs::add_to(CLI::App* app, bool positional) {
-  if (positional) app->add_option("model", path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
-  app->add_option("--batch", batch,
-                  "bind the leading symbolic dim of every data input to B (see README: binding rule)");
-  app->add_option("--dim", dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable)");
+namespace {
+// "" when `s` is an integer >= 1, else why not.
+std::string positive_integer_error(const std::string& s) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size() || v < 1) return "must be an integer >= 1, got '" + s + "'";
+  return "";
+}
+}  // namespace
+
+CLI::Validator batch_value() { return CLI::Validator(positive_integer_error, "B>=1", "batch size"); }
+
+CLI::Validator dim_value() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const auto eq = s.find('=');
+        if (eq == std::string::npos || eq == 0) return "expects NAME=VALUE, got '" + s + "'";
+        const std::string err = positive_integer_error(s.substr(eq + 1));
+        return err.empty() ? "" : s.substr(0, eq) + ": value " + err;
+      },
+      "NAME=V", "dim binding");
 }
 
-ImportOptions ModelArgs::import_options() const {
-  ImportOptions o;
-  if (batch != 0) {
-    if (batch < 0) throw Error("--batch must be positive, got " + std::to_string(batch));
-    o.batch = batch;
-  }
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dim_args) {
+  std::map<std::string, int64_t> out;
   for (const auto& d : dim_args) {
     const auto eq = d.find('=');
     if (eq == std::string::npos || eq == 0) throw Error("--dim expects NAME=VALUE, got '" + d + "'");
     const std::string name = d.substr(0, eq), val = d.substr(eq + 1);
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(val, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != val.size() || val.empty() || v <= 0)
+    if (!positive_integer_error(val).empty())
       throw Error("--dim " + name + ": expected a positive integer, got '" + val + "'");
-    o.dims[name] = v;
+    const int64_t v = std::stoll(val);
+    auto [it, fresh] = out.emplace(name, v);
+    if (!fresh)
+      throw Error("--dim " + name + " given twice (" + std::to_string(it->second) + " and " + std::to_string(v) + ")");
   }
+  return out;
+}
+
+void ModelArgs::add_to(CLI::App* app, bool positional) {
+  if (positional) app->add_option("model", path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
+  app->add_option("--batch", batch, kBatchHelp)->check(batch_value());
+  app->add_option("--dim", dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
+      ->check(dim_value());
+}
+
+ImportOptions ModelArgs::import_options() const {
+  ImportOptions o;
+  if (batch) {
+    if (*batch < 1) throw Error("--batch must be an integer >= 1, got " + std::to_string(*batch));
+    o.batch = *batch;
+  }
+  o.dims = parse_dims(dim_args);
   return o;
 }
 
@@ -92,6 +124,16 @@ void require_cpu_for_measure(const DeviceSpec& d, const std::string& command) {
   if (d.is_gpu())
     throw Error(command + " --measure runs plans on the CPU backend, and device '" + d.name +
                 "' is a GPU; use a CPU device, or `fuseplan measure` (CUPTI) on a machine with a GPU");
+}
+
+void check_hold(const DeviceSpec& d, const std::vector<std::string>& hold) {
+  const std::vector<std::string> names = calibration_parameter_names(d);
+  for (const auto& h : hold) {
+    if (std::find(names.begin(), names.end(), h) != names.end()) continue;
+    std::string valid;
+    for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+    throw Error("--hold: unknown parameter '" + h + "'; the parameters of " + d.name + " are " + valid);
+  }
 }
 
 }  // namespace fuseplan::cli

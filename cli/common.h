@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,13 +19,29 @@ namespace fuseplan::cli {
 /// a count far beyond any machine (100000) crashed the runtime.
 constexpr int kMaxThreads = 4096;
 
+/// What --batch binds, for help texts (README "Binding rule", graph/README.md).
+inline constexpr const char* kBatchHelp =
+    "bind the batch dim to B (>= 1): the leading dim of the first data input whose leading dim is symbolic, "
+    "by name wherever it appears; other dims need --dim (README: binding rule)";
+
+/// CLI11 check of a --batch value (also each item of a --batch list): an
+/// integer >= 1; else "--batch: must be an integer >= 1, got '0'".
+CLI::Validator batch_value();
+/// CLI11 check of a --dim item: NAME=VALUE with VALUE an integer >= 1.
+CLI::Validator dim_value();
+
+/// --dim NAME=VALUE items parsed; throws Error for a malformed item or a NAME
+/// given twice ("--dim S given twice (1 and 2)").
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dim_args);
+
 /// MODEL --batch --dim options shared by every command that reads a model.
 struct ModelArgs {
   std::string path;
-  int64_t batch = 0;  // 0 = not given
+  std::optional<int64_t> batch;  // --batch B (>= 1)
   std::vector<std::string> dim_args;  // "NAME=VALUE"
 
   void add_to(CLI::App* app, bool positional = true);
+  /// Throws Error for --batch < 1, a malformed --dim or a NAME given twice.
   ImportOptions import_options() const;
   /// Bound dims recorded in plans: --dim values plus "batch" when given.
   std::map<std::string, int64_t> dims() const;
@@ -57,6 +74,9 @@ void add_measure(CLI::App& app);
 /// `--measure` of tune and compare runs plans on the CPU backend: refuses a
 /// GPU device (its timings would calibrate a GPU with CPU times). Throws Error.
 void require_cpu_for_measure(const DeviceSpec& d, const std::string& command);
+/// --hold of calibrate and accuracy: throws Error naming the first name that
+/// is no calibration parameter of `d`, with the valid names.
+void check_hold(const DeviceSpec& d, const std::vector<std::string>& hold);
 void add_calibrate(CLI::App& app);
 void add_accuracy(CLI::App& app);
 void add_tune(CLI::App& app);

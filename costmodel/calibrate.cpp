@@ -267,6 +267,8 @@ std::string memory_level(double bytes, const DeviceSpec& d) {
   return i < 0 ? "DRAM" : d.caches[i].name;
 }
 
+std::vector<std::string> calibration_parameter_names(const DeviceSpec& d) { return Layout(d).names; }
+
 CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<CalibrationSample>& samples,
                             const CalibrationOptions& o) {
   const Layout L(prior);

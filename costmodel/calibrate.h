@@ -86,6 +86,12 @@ class DegenerateParameter : public Error {
   std::string parameter;
 };
 
+/// The names of the parameters calibrate() fits on `d` (what
+/// CalibrationOptions::hold may name): "launch_us", "caches[L1].bw_GBps", ...
+/// calibrate() ignores other hold names (a list may span CPU and GPU
+/// devices); the CLI's --hold refuses them against this list.
+std::vector<std::string> calibration_parameter_names(const DeviceSpec& d);
+
 /// Fits `prior`'s effective parameters to the samples. Parameters no
 /// measurement exercises (support < min_support) or named in `hold` keep
 /// their prior. Throws Error (one line naming the cause or the parameter)

@@ -18,6 +18,53 @@ bool activation_slot(const std::string& op, int slot) {
   if ((op == "Gather" || op == "GatherElements" || op == "GatherND") && slot == 1) return true;
   return false;
 }
+
+// --batch B binds the batch dim (graph/README.md, "Binding dims"): the
+// leading dim of the first data input whose leading dim is symbolic, by name
+// wherever that name appears (an unnamed one by position). Another data
+// input's symbolic leading dim under a different name (or unnamed) is bound
+// too only when that name indexes no other axis of any graph input (as
+// tf2onnx's unk__N, one per input), with one warning line naming them; a
+// name that does ([S, S] masks, S of x[N, S, D]) is left to --dim. --dim
+// wins. Returns the batch dim as "'N' of 'x'" ("" when no input has one).
+std::string bind_batch(Ctx& ctx, const onnx::GraphProto& g, const std::vector<bool>& mask, std::vector<int>& batch_dim) {
+  std::unordered_set<std::string> inits, inner;  // inner: names at a non-leading axis of some graph input
+  for (const auto& i : g.initializer()) inits.insert(i.name());
+  for (const auto& in : g.input()) {
+    if (inits.count(in.name()) || !in.type().tensor_type().has_shape()) continue;
+    const auto& sh = in.type().tensor_type().shape();
+    for (int d = 1; d < sh.dim_size(); ++d)
+      if (sh.dim(d).has_dim_param() && !sh.dim(d).dim_param().empty()) inner.insert(sh.dim(d).dim_param());
+  }
+  auto describe = [](const std::string& name, const std::string& input) {
+    return (name.empty() ? std::string("unnamed dim 0") : "'" + name + "'") + " of '" + input + "'";
+  };
+  std::optional<std::string> batch_name;
+  std::string batch_input, also;
+  for (int k = 0; k < g.input_size(); ++k) {
+    const auto& in = g.input(k);
+    if (!mask[k] || inits.count(in.name()) || !in.type().tensor_type().has_shape()) continue;
+    const auto& sh = in.type().tensor_type().shape();
+    if (sh.dim_size() == 0 || dim_static(sh.dim(0))) continue;
+    const std::string name = sh.dim(0).has_dim_param() ? sh.dim(0).dim_param() : "";
+    if (!batch_name) {
+      batch_name = name;
+      batch_input = in.name();
+    } else if (name != *batch_name) {
+      if (ctx.opts.dims.count(name.empty() ? in.name() + ":0" : name)) continue;  // --dim binds it
+      if (!name.empty() && inner.count(name)) continue;  // not a batch dim: the unbound-dim error says so
+      also += (also.empty() ? "" : ", ") + describe(name, in.name());
+    }
+    if (name.empty()) batch_dim[k] = 0;
+    else if (!ctx.dims.count(name)) ctx.dims[name] = *ctx.opts.batch;
+  }
+  if (!batch_name) return "";
+  const std::string batch = describe(*batch_name, batch_input);
+  if (!also.empty())
+    ctx.warn("--batch binds the batch dim " + batch + " and also the leading dims " + also +
+             " (named differently, but at no other axis of any input; --dim NAME=V binds one otherwise)");
+  return batch;
+}
 }  // namespace
 
 std::vector<bool> data_input_mask(const onnx::GraphProto& g) {
@@ -54,24 +101,10 @@ void bind_inputs(Ctx& ctx, const onnx::GraphProto& g) {
   std::unordered_set<std::string> inits;
   for (const auto& i : g.initializer()) inits.insert(i.name());
   std::vector<bool> mask = data_input_mask(g);
-  // --batch: the first still-symbolic dim of every data input.
+  // --batch: the batch dim (bind_batch); unnamed leading dims it binds by position.
   std::vector<int> batch_dim(g.input_size(), -1);
-  for (int k = 0; k < g.input_size(); ++k) {
-    if (!mask[k] || !ctx.opts.batch) continue;
-    const auto& tt = g.input(k).type().tensor_type();
-    for (int d = 0; d < tt.shape().dim_size(); ++d) {
-      const auto& dim = tt.shape().dim(d);
-      if (dim_static(dim)) continue;
-      if (ctx.dims.count(g.input(k).name() + ":" + std::to_string(d))) continue;
-      if (dim.has_dim_param() && !dim.dim_param().empty()) {
-        if (ctx.dims.count(dim.dim_param())) continue;
-        ctx.dims[dim.dim_param()] = *ctx.opts.batch;
-      } else {
-        batch_dim[k] = d;
-      }
-      break;
-    }
-  }
+  const std::string batch = ctx.opts.batch ? bind_batch(ctx, g, mask, batch_dim) : "";
+  const std::string batch_note = batch.empty() ? "" : "; --batch binds only the batch dim " + batch;
   for (int k = 0; k < g.input_size(); ++k) {
     const auto& in = g.input(k);
     if (inits.count(in.name())) continue;
@@ -95,10 +128,10 @@ void bind_inputs(Ctx& ctx, const onnx::GraphProto& g) {
       else if (d == batch_dim[k]) t.type.shape.push_back(*ctx.opts.batch);
       else if (dim.has_dim_param() && !dim.dim_param().empty())
         throw Error("unbound symbolic dim '" + dim.dim_param() + "' of input '" + in.name() + "' (use --dim " +
-                    dim.dim_param() + "=V)");
+                    dim.dim_param() + "=V" + batch_note + ")");
       else
         throw Error("unbound unnamed dim " + std::to_string(d) + " of input '" + in.name() + "' (use --dim " +
-                    in.name() + ":" + std::to_string(d) + "=V)");
+                    in.name() + ":" + std::to_string(d) + "=V" + batch_note + ")");
     }
     t.type.numel();  // overflow check
     ctx.t.emplace(in.name(), std::move(t));

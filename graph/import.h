@@ -16,8 +16,14 @@
 namespace fuseplan {
 
 /// How symbolic dims are bound.
-/// `batch`: binds the leading dim of every *data* graph input (not weight
-/// placeholders) when that dim is symbolic (a dim_param or -1/0/unset).
+/// `batch`: binds the batch dim: the leading dim of the first *data* graph
+/// input (not a weight placeholder) whose leading dim is symbolic (a
+/// dim_param or -1/0/unset), by name wherever that name appears (unnamed: that
+/// input's leading dim). Another data input's symbolic leading dim with a
+/// different name is bound too only when that name is at no other axis of any
+/// graph input (tf2onnx's unk__N per input), adding one line to
+/// Graph::warnings; one that is ([S, S] masks) is left to `dims`. Only leading
+/// dims: x[1, S] is not touched.
 /// `dims`: binds a named dim_param anywhere; it wins over `batch`.
 struct ImportOptions {
   std::optional<int64_t> batch;

@@ -229,6 +229,7 @@ TuneResult tune(const TuneModel& model_in, const DeviceSpec& device, const TuneO
   TuneResult result;
   Tuner tuner(model, device, opts, progress, stop);
   const int count = static_cast<int>(opts.batches.size());
+  std::string no_svg, first_svg_error;  // SVGs dot failed to render, and why (the first)
   tuner.total_steps_ = count * tuner.steps_per_batch();
   for (int i = 0; i < count; ++i) {
     tuner.done_steps_ = i * tuner.steps_per_batch();
@@ -244,10 +245,21 @@ TuneResult tune(const TuneModel& model_in, const DeviceSpec& device, const TuneO
     }
     if (progress) progress({"write", b.batch, i, count, b.rounds, opts.measure ? opts.rounds : 0,
                             static_cast<double>(i + 1) / count, ""});
-    for (auto& f : write_batch_files(dir, b, opts.render_svg)) result.files.push_back(f);
+    std::string svg_error;
+    for (auto& f : write_batch_files(dir, b, opts.render_svg, &svg_error)) result.files.push_back(f);
+    if (!svg_error.empty()) {
+      no_svg += std::string(no_svg.empty() ? "" : ", ") + "plan-b" + std::to_string(b.batch) + ".svg";
+      if (first_svg_error.empty()) first_svg_error = svg_error;
+    }
     result.batches.push_back(std::move(b));
     for (auto& f : write_run_reports(dir, model, opts, result.batches))
       if (std::find(result.files.begin(), result.files.end(), f) == result.files.end()) result.files.push_back(f);
+  }
+  if (!no_svg.empty()) {
+    // One line however many plans failed; dot may echo a whole (huge) node name.
+    if (first_svg_error.size() > 300) first_svg_error = first_svg_error.substr(0, 300) + "...";
+    result.warnings.push_back("no " + no_svg + " (Graphviz failed; the .dot files and everything else are written): " +
+                              first_svg_error);
   }
   if (progress && !result.interrupted) progress({"done", 0, count, count, 0, 0, 1, ""});
   return result;

@@ -82,6 +82,9 @@ struct TuneResult {
   std::vector<BatchTune> batches;  // finished batch sizes, ascending
   bool interrupted = false;
   std::vector<std::string> files;  // every file written (paths)
+  /// Auxiliary outputs that failed without stopping the run, one line each
+  /// (e.g. `dot -Tsvg` failing: no SVG, the DOT and everything else written).
+  std::vector<std::string> warnings;
 };
 
 /// Runs the whole tune, writing into `dir` (created if missing). `device` is

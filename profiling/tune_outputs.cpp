@@ -20,7 +20,8 @@ std::string join(const std::string& dir, const std::string& name) {
 std::string stem(int64_t batch) { return "plan-b" + std::to_string(batch); }
 }  // namespace
 
-std::vector<std::string> write_batch_files(const std::string& dir, const BatchTune& b, bool render_svg) {
+std::vector<std::string> write_batch_files(const std::string& dir, const BatchTune& b, bool render_svg,
+                                           std::string* svg_error) {
   std::vector<std::string> out;
   const std::string json = join(dir, stem(b.batch) + ".json"), dot = join(dir, stem(b.batch) + ".dot");
   write_file_atomic(json, plan_to_json(*b.graph, b.plan));
@@ -29,8 +30,14 @@ std::vector<std::string> write_batch_files(const std::string& dir, const BatchTu
   out.push_back(dot);
   if (render_svg && have_program("dot")) {
     const std::string svg = join(dir, stem(b.batch) + ".svg");
-    render_dot_svg(dot, svg);
-    out.push_back(svg);
+    try {
+      render_dot_svg(dot, svg);
+      out.push_back(svg);
+    } catch (const Error& e) {
+      std::error_code ec;
+      std::filesystem::remove(svg, ec);  // an SVG of an earlier run would not show this plan
+      if (svg_error) *svg_error = e.what();
+    }
   }
   if (b.measured) {
     const std::string trace = join(dir, "trace-b" + std::to_string(b.batch) + ".json");

@@ -176,6 +176,17 @@ TEST(Calibrate, HoldsParametersNoMeasurementExercises) {
   }
 }
 
+// The names --hold is checked against (cli check_hold): what the fit reports.
+TEST(Calibrate, ParameterNamesAreTheFittedParameters) {
+  const DeviceSpec d = load_device("host-cpu");
+  CalibrationResult r = calibrate(d, synthetic(truth_device(), 70, 0.03, 5));
+  std::vector<std::string> fitted;
+  for (const auto& p : r.parameters) fitted.push_back(p.name);
+  EXPECT_EQ(calibration_parameter_names(d), fitted);
+  const std::vector<std::string> gpu = calibration_parameter_names(load_device("h200"));
+  EXPECT_NE(std::find(gpu.begin(), gpu.end(), "dram_bw_GBps"), gpu.end());
+}
+
 TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
   // Measurements without the features (gemm_calls = flops_transcendental =
   // 0, as records written before them are read): gemm_call_us and
@@ -288,6 +299,7 @@ TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
     for (const char* ex : {"bert_base_layer", "resnet50_bottleneck", "mobilenetv2_inverted_residual"}) {
       ImportOptions io;
       io.batch = 2;
+      io.dims["S"] = 2;  // bert_base_layer's sequence (--batch binds only N)
       Graph g = import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/" + ex + ".onnxtxt", io);
       for (const char* strat : {"unfused", "cost"}) {
         Plan p = search(g, d, strat);
@@ -312,6 +324,7 @@ TEST(Calibrate, CalibratedDeviceRoundTripsAndDrivesTheSearch) {
   EXPECT_DOUBLE_EQ(back.e_cmp, r.device.e_cmp);
   ImportOptions io;
   io.batch = 1;
+  io.dims["S"] = 1;  // --batch binds only N (it once bound the mask's S too)
   Graph g = import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/gpt2_block.onnxtxt", io);
   Plan p = search(g, back, "cost");
   EXPECT_GT(p.groups.size(), 0u);

@@ -1,0 +1,236 @@
+// The fuseplan executable end to end: what --batch binds, refused arguments
+// (one line "fuseplan: ...", exit code 2, nothing written), probe's default
+// output, and tune going on when Graphviz fails.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "emit/files.h"
+
+namespace fuseplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+  std::vector<std::string> err_lines() const {
+    std::vector<std::string> lines;
+    std::stringstream ss(err);
+    for (std::string l; std::getline(ss, l);) lines.push_back(l);
+    return lines;
+  }
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// A fresh empty directory, unique per test.
+std::string fresh_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("fuseplan-cli-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+/// Runs fuseplan with `args` in `cwd`, `env` prefixed ("PATH=..."), stdin empty.
+Result fuseplan(const std::vector<std::string>& args, const std::string& cwd = ".", const std::string& env = "") {
+  const std::string tmp = fresh_dir("run");
+  std::string cmd = "cd " + quote(cwd) + " && " + env + (env.empty() ? "" : " ") + quote(FUSEPLAN_BINARY);
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " </dev/null >" + quote(tmp + "/out") + " 2>" + quote(tmp + "/err");
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(tmp + "/out");
+  r.err = slurp(tmp + "/err");
+  fs::remove_all(tmp);
+  return r;
+}
+
+/// Exit code 2 and exactly one stderr line starting "fuseplan: error: "
+/// that contains `what`.
+void expect_refused(const Result& r, const std::string& what) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  const auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("fuseplan: error: ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
+}
+
+std::string write(const std::string& dir, const std::string& name, const std::string& text) {
+  write_file_atomic(dir + "/" + name, text);
+  return dir + "/" + name;
+}
+
+// gpt2_block's inputs: x[N, S, 4] and a causal mask [S, S].
+const char* kMasked = R"(<ir_version: 8, opset_import: ["" : 17]>
+masked (float[N, S, 4] x, float[S, S] mask) => (float[N, S, 4] y) {
+  r = ReduceMax <axes = [1]> (mask)
+  y = Add(x, r)
+})";
+
+const char* kTiny = R"(<ir_version: 8, opset_import: ["" : 17]>
+tiny (float[N, 64] x, float[N, 64] y) => (float[N, 64] a) {
+  t = Exp(x)
+  a = Add(t, y)
+})";
+
+/// Input name -> bound type ("f32[8,16,4]") from `inspect --json`.
+std::map<std::string, std::string> inspected_inputs(const Result& r) {
+  std::map<std::string, std::string> out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const auto& in : j["inputs"]) out[in["name"].get<std::string>()] = in["type"].get<std::string>();
+  return out;
+}
+
+TEST(CliBatch, BindsTheBatchDimOnlyAndDimTheRest) {
+  const std::string dir = fresh_dir("batch");
+  const std::string model = write(dir, "masked.onnxtxt", kMasked);
+  Result r = fuseplan({"inspect", model, "--batch", "8", "--dim", "S=16", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto shapes = inspected_inputs(r);
+  EXPECT_EQ(shapes["x"], "f32[8,16,4]");
+  EXPECT_EQ(shapes["mask"], "f32[16,16]");  // before: S bound to 8 as well
+  // Without --dim S the mask's S is not taken for the batch: an error naming both.
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch", "8", "-o", dir + "/p.json"}),
+                 "unbound symbolic dim 'S' of input 'x' (use --dim S=V; --batch binds only the batch dim 'N' of 'x')");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
+  // tune fails the same way before it makes its output directory.
+  expect_refused(fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "-o", dir + "/tune"}),
+                 "unbound symbolic dim 'S'");
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
+}
+
+TEST(CliBatch, ZeroAndNegativeBatchAreRefused) {
+  const std::string dir = fresh_dir("batch0");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  for (const std::string b : {"0", "-3", "x"}) {
+    SCOPED_TRACE("--batch " + b);
+    expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch=" + b, "-o", dir + "/p.json"}),
+                   "--batch: must be an integer >= 1, got '" + b + "'");
+    expect_refused(fuseplan({"measure", model, "--batch=" + b, "-o", dir + "/m.jsonl"}), "--batch");
+    expect_refused(fuseplan({"compare", model, "--batch=1," + b}), "--batch");
+    expect_refused(fuseplan({"tune", model, "--batch=1," + b, "-o", dir + "/tune"}), "--batch");
+  }
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch", "0", "-o", dir + "/p.json"}),
+                 "--batch: must be an integer >= 1, got '0'");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
+  EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
+}
+
+TEST(CliDim, ANameGivenTwiceIsRefused) {
+  const std::string dir = fresh_dir("dim2");
+  const std::string model = write(dir, "masked.onnxtxt", kMasked);
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch", "1", "--dim", "S=1", "--dim", "S=2", "-o",
+                           dir + "/p.json"}),
+                 "--dim S given twice (1 and 2)");
+  expect_refused(fuseplan({"tune", model, "--batch", "1", "--dim", "S=1", "--dim", "S=2", "-o", dir + "/tune"}),
+                 "--dim S given twice (1 and 2)");
+  expect_refused(fuseplan({"compare", model, "--batch", "1", "--dim", "S=4", "--dim", "S=4"}), "--dim S given twice");
+  expect_refused(fuseplan({"search", model, "--batch", "1", "--dim", "S=0"}), "--dim");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
+}
+
+TEST(CliHold, AnUnknownParameterIsRefusedWithTheValidNames) {
+  const std::string dir = fresh_dir("hold");
+  const std::string meas = write(dir, "m.jsonl", "");
+  for (const char* cmd : {"calibrate", "accuracy"}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(fuseplan({cmd, meas, "--device", "host-cpu", "--hold", "launch_us,nosuch", "-o", dir + "/out"}),
+                   "--hold: unknown parameter 'nosuch'; the parameters of host-cpu are launch_us, caches[L1].bw_GBps");
+    EXPECT_FALSE(fs::exists(dir + "/out"));
+  }
+}
+
+TEST(CliProbe, WithoutOutputItLeavesTheShippedDeviceAlone) {
+  // A copy of the data directory stands in for the source tree.
+  const std::string dir = fresh_dir("probe");
+  fs::create_directories(dir + "/data/configs/devices");
+  fs::create_directories(dir + "/work");
+  const std::string shipped = dir + "/data/configs/devices/host-cpu.json";
+  fs::copy_file(std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices/host-cpu.json", shipped);
+  const std::string before = slurp(shipped);
+  Result r = fuseplan({"probe"}, dir + "/work", "FUSEPLAN_DATA_DIR=" + quote(dir + "/data"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(shipped), before);
+  ASSERT_TRUE(fs::exists(dir + "/work/host-cpu.probed.json"));
+  EXPECT_NE(r.out.find("wrote host-cpu.probed.json"), std::string::npos) << r.out;
+  // The written device loads as --device FILE.
+  Result c = fuseplan({"cost", write(dir + "/work", "tiny.onnxtxt", kTiny), "--batch", "2", "--device",
+                       "host-cpu.probed.json"},
+                      dir + "/work");
+  EXPECT_EQ(c.code, 0) << c.err;
+}
+
+TEST(CliTune, AFailingGraphvizCostsTheSvgOnlyWithOneWarning) {
+  const std::string dir = fresh_dir("dot");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  fs::create_directories(dir + "/bin");
+  write(dir + "/bin", "dot", "#!/bin/sh\necho 'Error: syntax error in line 1' >&2\nexit 1\n");
+  fs::permissions(dir + "/bin/dot", fs::perms::owner_all);
+  fs::create_directories(dir + "/out");
+  write(dir + "/out", "plan-b1.svg", "<svg>an earlier run's plan</svg>");  // stale: must not survive
+  const char* path = std::getenv("PATH");
+  Result r = fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "-o", dir + "/out"}, ".",
+                      "PATH=" + quote(dir + "/bin:" + (path ? path : "/usr/bin:/bin")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  int warnings = 0;
+  for (const auto& l : r.err_lines())
+    if (l.rfind("fuseplan: warning: ", 0) == 0) {
+      ++warnings;
+      EXPECT_EQ(l.rfind("fuseplan: warning: no plan-b1.svg, plan-b8.svg (Graphviz failed", 0), 0u) << l;
+      EXPECT_NE(l.find("Error: syntax error in line 1"), std::string::npos) << l;
+    }
+  EXPECT_EQ(warnings, 1) << r.err;
+  for (const char* f : {"plan-b1.json", "plan-b8.json", "plan-b1.dot", "plan-b8.dot", "summary.md", "diff.md",
+                        "dispatch.json"})
+    EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
+  EXPECT_FALSE(fs::exists(dir + "/out/plan-b1.svg"));
+  EXPECT_FALSE(fs::exists(dir + "/out/plan-b8.svg"));
+  EXPECT_NE(r.out.find("wrote"), std::string::npos) << r.out;
+}
+
+TEST(CliCompare, AFailingGnuplotCostsTheChartOnlyWithOneWarning) {
+  const std::string dir = fresh_dir("gnuplot");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  fs::create_directories(dir + "/bin");
+  write(dir + "/bin", "gnuplot", "#!/bin/sh\necho 'gnuplot: boom' >&2\nexit 1\n");
+  fs::permissions(dir + "/bin/gnuplot", fs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  Result r = fuseplan({"compare", model, "--device", "host-cpu", "--batch", "1", "--strategies", "unfused,cost",
+                       "--measure", "--repeat", "1", "--chart", dir + "/c.svg", "--csv", dir + "/c.csv"},
+                      ".", "PATH=" + quote(dir + "/bin:" + (path ? path : "/usr/bin:/bin")));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("fuseplan: warning: no chart: gnuplot failed drawing", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("gnuplot: boom"), std::string::npos) << lines[0];
+  EXPECT_TRUE(fs::exists(dir + "/c.csv"));
+  EXPECT_FALSE(fs::exists(dir + "/c.svg"));
+  EXPECT_NE(r.out.find("cost *"), std::string::npos) << r.out;  // the table is printed
+}
+
+}  // namespace
+}  // namespace fuseplan
