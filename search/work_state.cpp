@@ -11,6 +11,7 @@ namespace fuseplan {
 namespace {
 bool has(std::span<const int> v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 bool has(std::span<const NodeId> v, NodeId x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool has(const boost::container::small_vector<int, 2>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 }  // namespace
 
 WorkState::WorkState(const Graph& g, const DeviceSpec& d) : g_(g), d_(d) {

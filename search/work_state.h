@@ -5,6 +5,8 @@
 #include <span>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "costmodel/cost.h"
 #include "costmodel/device.h"
 #include "graph/graph.h"
@@ -25,7 +27,7 @@ class WorkState {
   const std::vector<NodeId>& nodes(int gid) const { return nodes_[gid]; }
   bool holds(int gid, NodeId n) const;
   /// Groups holding a copy of n (its home group first, then duplicates); all alive.
-  const std::vector<int>& holders(NodeId n) const { return copies_[n]; }
+  std::span<const int> holders(NodeId n) const { return {copies_[n].data(), copies_[n].size()}; }
   std::vector<int> alive_groups() const;
   std::size_t num_groups() const { return nodes_.size(); }
 
@@ -109,7 +111,9 @@ class WorkState {
   std::vector<int> version_;
   std::vector<char> is_source_;              // node -> op_class == source (read per edge)
   std::vector<int> home_;                    // node -> group computing and writing it
-  std::vector<std::vector<int>> copies_;     // node -> all groups holding it (home first)
+  // node -> all groups holding it (home first); inline up to two holders, so
+  // the common lookup (one holder) reads the node's slot and no heap block.
+  std::vector<boost::container::small_vector<int, 2>> copies_;
   std::vector<GroupCost> cost_cache_;
   std::vector<int> cost_version_;
   std::vector<std::pair<NodeId, char>> watched_;  // watch() .. touch_flipped()
