@@ -63,23 +63,29 @@ Primitive prim(const std::string& name, const std::string& op, OpClass c, std::v
   return p;
 }
 
-// operands()/consumers() are cached by finalize(): the cache follows the
-// edges (operand order, repeated reads, distinct consumers), a graph edited
-// after finalize() refuses to answer from a stale cache, and revision()
-// changes with every finalize() and drops to 0 on edits.
 // The contiguous edge arrays list every edge as Boost does (insertion
 // order, a repeated read twice, with its operand index), the op-class array
 // follows node_mut() until the next finalize(), and an edited graph refuses.
-TEST(GraphAdjacency, EdgeArraysListEveryEdgeWithItsOperand) {
+// sq = sub * sub, sub = x - y, not finalized; y's edge is added first.
+struct SubSquare {
   Graph g;
-  const NodeId x = g.add_node(prim("x", "Input", OpClass::source, {8}));
-  const NodeId y = g.add_node(prim("y", "Input", OpClass::source, {8}));
-  const NodeId sub = g.add_node(prim("sub", "Sub", OpClass::elementwise, {8}));
-  const NodeId sq = g.add_node(prim("sq", "Mul", OpClass::elementwise, {8}));
-  g.add_use(y, sub, 1);
-  g.add_use(x, sub, 0);
-  g.add_use(sub, sq, 0);
-  g.add_use(sub, sq, 1);
+  NodeId x, y, sub, sq;
+  SubSquare() {
+    x = g.add_node(prim("x", "Input", OpClass::source, {8}));
+    y = g.add_node(prim("y", "Input", OpClass::source, {8}));
+    sub = g.add_node(prim("sub", "Sub", OpClass::elementwise, {8}));
+    sq = g.add_node(prim("sq", "Mul", OpClass::elementwise, {8}));
+    g.add_use(y, sub, 1);  // added out of operand order on purpose
+    g.add_use(x, sub, 0);
+    g.add_use(sub, sq, 0);
+    g.add_use(sub, sq, 1);  // sub read twice
+  }
+};
+
+TEST(GraphAdjacency, EdgeArraysListEveryEdgeWithItsOperand) {
+  SubSquare s;
+  Graph& g = s.g;
+  const NodeId x = s.x, y = s.y, sub = s.sub, sq = s.sq;
   EXPECT_THROW(g.in_edges(sub), Error);
   g.finalize();
   auto in = g.in_edges(sub);
@@ -103,16 +109,14 @@ TEST(GraphAdjacency, EdgeArraysListEveryEdgeWithItsOperand) {
   EXPECT_THROW(g.out_edges(x), Error);
 }
 
+// operands()/consumers() are cached by finalize(): the cache follows the
+// edges (operand order, repeated reads, distinct consumers), a graph edited
+// after finalize() refuses to answer from a stale cache, and revision()
+// changes with every finalize() and drops to 0 on edits.
 TEST(GraphAdjacency, CachedOperandsAndConsumersFollowTheEdges) {
-  Graph g;
-  const NodeId x = g.add_node(prim("x", "Input", OpClass::source, {8}));
-  const NodeId y = g.add_node(prim("y", "Input", OpClass::source, {8}));
-  const NodeId sub = g.add_node(prim("sub", "Sub", OpClass::elementwise, {8}));
-  const NodeId sq = g.add_node(prim("sq", "Mul", OpClass::elementwise, {8}));
-  g.add_use(y, sub, 1);  // added out of operand order on purpose
-  g.add_use(x, sub, 0);
-  g.add_use(sub, sq, 0);
-  g.add_use(sub, sq, 1);  // sub read twice
+  SubSquare s;
+  Graph& g = s.g;
+  const NodeId x = s.x, y = s.y, sub = s.sub, sq = s.sq;
   EXPECT_EQ(g.revision(), 0u);
   EXPECT_THROW(g.operands(sub), Error);
   g.finalize();

@@ -45,17 +45,23 @@ TEST(WorkStateCache, ProducerIsRepricedWhenItsReadersMove) {
   EXPECT_EQ(ws.cost_of(b).bytes_written, 2 * 8 * 4 * 4);  // b and c, the outputs
 }
 
+// a -> x1 and x2 -> c with x1, x2 unconnected: a group {x1, x2} sits
+// between a and c without a node path from a to c through it.
+Graph third_group_graph() {
+  return import_onnx_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "f (float[8, 4] x, float[8, 1] w) => (float[8, 1] x1, float[8, 1] c) {\n"
+      "  a = ReduceMax<axes = [1], keepdims = 1>(x)\n x1 = Exp(a)\n x2 = Neg(w)\n c = Add(a, x2) }",
+      {}, "cycle");
+}
+
 // Regression (tiny-yolov3 on h100-sxm): a group X whose primitive read from
 // P and whose primitive read by C are not connected inside X. Node-level
 // legality sees no path P -> C outside the two groups, but merging them
 // closes the cycle P∪C -> X -> P∪C; greedy merged such a pair and the plan
 // was refused ("the partition's kernels form a cycle").
 TEST(WorkStateCache, MergeThroughAnUnconnectedGroupWouldCycle) {
-  const Graph g = import_onnx_text(
-      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-      "f (float[8, 4] x, float[8, 1] w) => (float[8, 1] x1, float[8, 1] c) {\n"
-      "  a = ReduceMax<axes = [1], keepdims = 1>(x)\n x1 = Exp(a)\n x2 = Neg(w)\n c = Add(a, x2) }",
-      {}, "cycle");
+  const Graph g = third_group_graph();
   const DeviceSpec d = load_device("h100-sxm");
   WorkState ws(g, d);
   const int a = ws.home(g.at("a")), x1 = ws.home(g.at("x1")), x2 = ws.home(g.at("x2")), c = ws.home(g.at("c"));
@@ -73,11 +79,7 @@ TEST(WorkStateCache, MergeThroughAnUnconnectedGroupWouldCycle) {
 // (a -> x1 and x2 -> c, with x1 and x2 unconnected): what a re-cut that moves
 // c into a's group would build; refinement takes such a move back.
 TEST(WorkStateCache, GroupLevelCycleIsSeenThroughAnUnconnectedGroup) {
-  const Graph g = import_onnx_text(
-      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-      "f (float[8, 4] x, float[8, 1] w) => (float[8, 1] x1, float[8, 1] c) {\n"
-      "  a = ReduceMax<axes = [1], keepdims = 1>(x)\n x1 = Exp(a)\n x2 = Neg(w)\n c = Add(a, x2) }",
-      {}, "cycle");
+  const Graph g = third_group_graph();
   const DeviceSpec d = load_device("h100-sxm");
   WorkState ws(g, d);
   const int a = ws.home(g.at("a")), x1 = ws.home(g.at("x1")), x2 = ws.home(g.at("x2")), c = ws.home(g.at("c"));
