@@ -184,17 +184,22 @@ TEST(CliProbe, WithoutOutputItLeavesTheShippedDeviceAlone) {
   EXPECT_EQ(c.code, 0) << c.err;
 }
 
+// "PATH=DIR/bin:$PATH" where DIR/bin/TOOL prints `message` and exits 1.
+std::string path_with_failing_tool(const std::string& dir, const std::string& tool, const std::string& message) {
+  fs::create_directories(dir + "/bin");
+  write(dir + "/bin", tool, "#!/bin/sh\necho '" + message + "' >&2\nexit 1\n");
+  fs::permissions(dir + "/bin/" + tool, fs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  return "PATH=" + quote(dir + "/bin:" + (path ? path : "/usr/bin:/bin"));
+}
+
 TEST(CliTune, AFailingGraphvizCostsTheSvgOnlyWithOneWarning) {
   const std::string dir = fresh_dir("dot");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
-  fs::create_directories(dir + "/bin");
-  write(dir + "/bin", "dot", "#!/bin/sh\necho 'Error: syntax error in line 1' >&2\nexit 1\n");
-  fs::permissions(dir + "/bin/dot", fs::perms::owner_all);
+  const std::string env = path_with_failing_tool(dir, "dot", "Error: syntax error in line 1");
   fs::create_directories(dir + "/out");
   write(dir + "/out", "plan-b1.svg", "<svg>an earlier run's plan</svg>");  // stale: must not survive
-  const char* path = std::getenv("PATH");
-  Result r = fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "-o", dir + "/out"}, ".",
-                      "PATH=" + quote(dir + "/bin:" + (path ? path : "/usr/bin:/bin")));
+  Result r = fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "-o", dir + "/out"}, ".", env);
   ASSERT_EQ(r.code, 0) << r.err;
   int warnings = 0;
   for (const auto& l : r.err_lines())
@@ -215,13 +220,10 @@ TEST(CliTune, AFailingGraphvizCostsTheSvgOnlyWithOneWarning) {
 TEST(CliCompare, AFailingGnuplotCostsTheChartOnlyWithOneWarning) {
   const std::string dir = fresh_dir("gnuplot");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
-  fs::create_directories(dir + "/bin");
-  write(dir + "/bin", "gnuplot", "#!/bin/sh\necho 'gnuplot: boom' >&2\nexit 1\n");
-  fs::permissions(dir + "/bin/gnuplot", fs::perms::owner_all);
-  const char* path = std::getenv("PATH");
+  const std::string env = path_with_failing_tool(dir, "gnuplot", "gnuplot: boom");
   Result r = fuseplan({"compare", model, "--device", "host-cpu", "--batch", "1", "--strategies", "unfused,cost",
                        "--measure", "--repeat", "1", "--chart", dir + "/c.svg", "--csv", dir + "/c.csv"},
-                      ".", "PATH=" + quote(dir + "/bin:" + (path ? path : "/usr/bin:/bin")));
+                      ".", env);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto lines = r.err_lines();
   ASSERT_EQ(lines.size(), 1u) << r.err;
