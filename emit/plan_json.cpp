@@ -126,6 +126,9 @@ Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, con
     if (j.contains("dims") && !dims.empty()) {
       for (auto& [k, v] : field(j, "dims", "plan").items()) {
         auto it = dims.find(k);
+        // A partition holds at any batch size: tune's dispatch.json serves a
+        // range of sizes with one plan, re-priced here at the model's size.
+        if (k == "batch") continue;
         if (it != dims.end() && it->second != v.get<int64_t>())
           throw Error("plan was made for " + k + "=" + std::to_string(v.get<int64_t>()) + ", not " + k + "=" +
                       std::to_string(it->second));
@@ -164,6 +167,8 @@ Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, con
     }
     if (j.contains("dims") && j["dims"].is_object())
       for (auto& [k, v] : j["dims"].items()) plan.dims[k] = v.get<int64_t>();
+    for (const auto& [k, v] : dims)
+      if (plan.dims.count(k)) plan.dims[k] = v;  // where it is instantiated (a batch size may differ)
     return plan;
   } catch (const nlohmann::json::exception& e) {
     std::string msg = e.what();

@@ -16,8 +16,11 @@ std::string plan_to_json(const Graph& g, const Plan& plan);
 /// Parses plan JSON and validates it against the model: schema version,
 /// every node name exists, every non-source primitive is covered, kinds and
 /// actions are known words, the model hash and dims match when the plan
-/// records them. Returns the plan re-derived for `d` by make_plan (costs
-/// re-priced, decisions re-logged) with the file's strategy/status kept.
+/// records them — except "batch": a partition holds at any batch size (tune's
+/// dispatch.json serves a range of sizes with one plan). Returns the plan
+/// re-derived for `d` by make_plan (costs re-priced at the model's dims,
+/// decisions re-logged, `dims` updated to them) with the file's
+/// strategy/status kept.
 /// Throws Error (one line, naming the field) on malformed or mismatched input.
 Plan load_plan(const std::string& json_text, const Graph& g, const DeviceSpec& d,
                const std::string& model_sha256 = "", const std::map<std::string, int64_t>& dims = {});

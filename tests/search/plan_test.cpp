@@ -48,6 +48,37 @@ TEST(PlanJson, SearchIsDeterministic) {
   EXPECT_EQ(json_without_time(g, search(g, h100(), "cost")), json_without_time(g, search(g, h100(), "cost")));
 }
 
+// A plan tuned at batch 1 serves batch 8 (dispatch.json's ranges): it loads,
+// re-priced at 8; a plan made at another sequence length is refused.
+TEST(PlanJson, APlanLoadsAtAnotherBatchSizeButNotAnotherSequenceLength) {
+  const std::string file = std::string(FUSEPLAN_SOURCE_DIR) + "/examples/bert_base_layer.onnxtxt";
+  auto graph_at = [&](int64_t batch, int64_t s) {
+    ImportOptions o;
+    o.batch = batch;
+    o.dims = {{"S", s}};
+    return import_model(file, o);
+  };
+  const Graph g1 = graph_at(1, 128), g8 = graph_at(8, 128), g8s64 = graph_at(8, 64);
+  Plan p1 = search(g1, h100(), "cost");
+  p1.dims = {{"batch", 1}, {"S", 128}};
+  const std::string text = plan_to_json(g1, p1);
+  const Plan at8 = load_plan(text, g8, h100(), "", {{"batch", 8}, {"S", 128}});
+  EXPECT_EQ(at8.groups.size(), p1.groups.size());
+  EXPECT_EQ(at8.dims.at("batch"), 8);
+  EXPECT_DOUBLE_EQ(at8.totals.predicted_us, make_plan(g8, h100(), [&] {
+                     std::vector<std::vector<NodeId>> part;
+                     for (const auto& grp : at8.groups) part.push_back(grp.nodes);
+                     return part;
+                   }(), "cost").totals.predicted_us);
+  EXPECT_GT(at8.totals.bytes, p1.totals.bytes);
+  try {
+    load_plan(text, g8s64, h100(), "", {{"batch", 8}, {"S", 64}});
+    FAIL() << "a plan made at S=128 loaded at S=64";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plan was made for S=128, not S=64"), std::string::npos) << e.what();
+  }
+}
+
 class BadPlan : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
 
 TEST_P(BadPlan, FailsWithOneLineNamingTheProblem) {
