@@ -60,6 +60,16 @@ void run_emit(const EmitArgs& a) {
   if (dev.empty()) throw Error("plan '" + a.plan + "' names no device; pass --device");
   const DeviceSpec d = load_device(dev);
   Plan plan = load_plan(read_file(a.plan), m.graph, d, m.sha256, a.model.dims());
+  // Every option is checked before the folder is created (a bad --library
+  // used to leave an empty folder behind its error).
+  const cuda::LibraryOptions lib = a.backend == "cuda" ? library_options(a.library) : cuda::LibraryOptions{};
+  // The device check too (a CPU device used to leave .cu files behind its
+  // error; an architecture NVRTC cannot target, an empty folder).
+  std::optional<cuda::NvrtcOptions> nvrtc;
+  if (a.backend == "cuda" && !a.no_compile) {
+    nvrtc = cuda::nvrtc_options(d, a.allow_fma);
+    cuda::check_nvrtc_arch(nvrtc->arch);
+  }
   std::error_code ec;
   fs::create_directories(a.output, ec);
   if (ec) throw Error("cannot create '" + a.output + "': " + ec.message());
@@ -69,15 +79,10 @@ void run_emit(const EmitArgs& a) {
     std::cout << "wrote " << path << "\n";
     return;
   }
-  const cuda::LibraryOptions lib = library_options(a.library);
-  // The device check comes before anything is written (a CPU device used to
-  // leave the .cu files behind an error).
-  std::optional<cuda::NvrtcOptions> nvrtc;
-  if (!a.no_compile) nvrtc = cuda::nvrtc_options(d, a.allow_fma);
   auto srcs = cuda::plan_sources(m.graph, plan, d, false, lib);
-  // A previous emission of another plan into this folder: its group files go,
-  // so the folder holds one plan's kernels (resources.json lists them).
-  const std::regex group_file(R"(group_[0-9]+\.(cu|cubin))");
+  // A previous emission of another plan into this folder: its group files
+  // and resource table go, so the folder holds one plan's kernels.
+  const std::regex group_file(R"(group_[0-9]+\.(cu|cubin)|resources\.(json|md))");
   std::vector<fs::path> stale;
   for (fs::directory_iterator it(a.output, ec), end; !ec && it != end; it.increment(ec))
     if (std::regex_match(it->path().filename().string(), group_file)) stale.push_back(it->path());
@@ -88,7 +93,15 @@ void run_emit(const EmitArgs& a) {
   if (a.no_compile) return;
   const cuda::NvrtcOptions& o = *nvrtc;
   std::vector<std::string> cubins;
-  auto table = cuda::measure_plan(m.graph, plan, d, o, &cubins, nullptr, false, lib);
+  std::vector<cuda::GroupResources> table;
+  try {
+    table = cuda::measure_plan(m.graph, plan, d, o, &cubins, nullptr, false, lib);
+  } catch (const Error&) {
+    // NVRTC refused (e.g. an architecture this toolkit cannot target): no
+    // half-emitted folder of sources without their cubins and table.
+    for (const auto& s : srcs) fs::remove(fs::path(a.output) / ("group_" + std::to_string(s.group_id) + ".cu"), ec);
+    throw;
+  }
   for (std::size_t i = 0; i < cubins.size(); ++i)
     write_file_atomic((fs::path(a.output) / ("group_" + std::to_string(i) + ".cubin")).string(), cubins[i]);
   write_file_atomic((fs::path(a.output) / "resources.json").string(), cuda::resources_json(table, d, o));

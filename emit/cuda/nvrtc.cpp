@@ -1,9 +1,11 @@
 #include "emit/cuda/nvrtc.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -116,6 +118,22 @@ std::string nvrtc_version() {
   return std::to_string(ma) + "." + std::to_string(mi);
 }
 
+void check_nvrtc_arch(const std::string& arch) {
+  int n = 0;
+  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return;  // unknown: let compile_cuda decide
+  std::vector<int> archs(static_cast<std::size_t>(n));
+  if (nvrtcGetSupportedArchs(archs.data()) != NVRTC_SUCCESS) return;
+  std::string digits;
+  for (std::size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i) digits += arch[i];
+  const int want = digits.empty() || digits.size() > 4 ? -1 : std::stoi(digits);
+  std::string list;
+  for (int a : archs) {
+    if (a == want) return;
+    list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
+  }
+  throw Error("NVRTC " + nvrtc_version() + " cannot target " + arch + " (supported: " + list + ")");
+}
+
 CompileResult compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& o) {
   if (o.arch.rfind("sm_", 0) != 0)
     throw Error("cannot compile CUDA for architecture '" + o.arch + "' (expected sm_XX from the device config)");
@@ -185,6 +203,8 @@ CompileResult compile_cuda(const std::string& source, const std::string& name, c
 #else
 
 std::string nvrtc_version() { return "none"; }
+
+void check_nvrtc_arch(const std::string&) {}
 
 CompileResult compile_cuda(const std::string&, const std::string& name, const NvrtcOptions&) {
   throw Error("cannot compile " + name + ": fuseplan was built without the CUDA toolkit (NVRTC)");

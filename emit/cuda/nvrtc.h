@@ -53,4 +53,9 @@ std::string cache_dir();
 /// "13.0" (the NVRTC library's version).
 std::string nvrtc_version();
 
+/// Throws Error naming the architectures NVRTC can target when `arch`
+/// ("sm_90", "sm_90a") is not one of them (nvrtcGetSupportedArchs); no-op
+/// without the CUDA toolkit (compile_cuda refuses then).
+void check_nvrtc_arch(const std::string& arch);
+
 }  // namespace fuseplan::cuda

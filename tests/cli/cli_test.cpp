@@ -234,5 +234,31 @@ TEST(CliCompare, AFailingGnuplotCostsTheChartOnlyWithOneWarning) {
   EXPECT_NE(r.out.find("cost *"), std::string::npos) << r.out;  // the table is printed
 }
 
+// emit checks every option before it creates its folder, and replaces an
+// earlier emission's resource table along with its group files.
+TEST(CliEmit, RefusesBeforeWritingAndLeavesNoStaleFiles) {
+  const std::string dir = fresh_dir("emit");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  Result s = fuseplan({"search", model, "--batch", "2", "--device", "h100-sxm", "-o", dir + "/plan.json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  Result lib = fuseplan({"emit", dir + "/plan.json", model, "--batch", "2", "--library", "bogus", "-o", dir + "/a"});
+  EXPECT_EQ(lib.code, 2);
+  EXPECT_FALSE(fs::exists(dir + "/a"));
+#ifdef FUSEPLAN_HAVE_CUDA
+  Result arch = fuseplan({"emit", dir + "/plan.json", model, "--batch", "2", "--device", "v100", "-o", dir + "/b"});
+  EXPECT_EQ(arch.code, 2);
+  EXPECT_NE(arch.err.find("cannot target sm_70"), std::string::npos) << arch.err;
+  EXPECT_FALSE(fs::exists(dir + "/b"));
+#endif
+  fs::create_directories(dir + "/c");
+  write(dir + "/c", "resources.json", "{\"from\": \"an earlier plan\"}");
+  write(dir + "/c", "group_7.cu", "// an earlier plan's group");
+  Result e = fuseplan({"emit", dir + "/plan.json", model, "--batch", "2", "--no-compile", "-o", dir + "/c"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_TRUE(fs::exists(dir + "/c/group_0.cu"));
+  EXPECT_FALSE(fs::exists(dir + "/c/group_7.cu"));
+  EXPECT_FALSE(fs::exists(dir + "/c/resources.json"));
+}
+
 }  // namespace
 }  // namespace fuseplan
