@@ -85,6 +85,11 @@ void run_tune(TuneArgs& a) {
     ModelArgs first = a.model;
     first.batch = *std::min_element(a.batches.begin(), a.batches.end());
     load_model(first);
+    // Shapes grow with the batch size: one that overflows does so at the
+    // largest, which is imported (quietly) before anything is written too.
+    ModelArgs last = a.model;
+    last.batch = *std::max_element(a.batches.begin(), a.batches.end());
+    if (last.batch != first.batch) import_model(last.path, last.import_options());
   }
   const DeviceSpec d = load_device(a.device);
   if (a.opts.measure) require_cpu_for_measure(d, "tune");

@@ -260,5 +260,16 @@ TEST(CliEmit, RefusesBeforeWritingAndLeavesNoStaleFiles) {
   EXPECT_FALSE(fs::exists(dir + "/c/resources.json"));
 }
 
+// A batch size whose shapes overflow fails before tune writes anything
+// (the smaller sizes' plans used to be written first).
+TEST(CliTune, AnOverflowingBatchSizeFailsBeforeAnyOutput) {
+  const std::string dir = fresh_dir("tune-overflow");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  Result r = fuseplan({"tune", model, "--batch", "1,4611686018427387904", "--no-peers", "-o", dir + "/out"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("overflows int64"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
 }  // namespace
 }  // namespace fuseplan
