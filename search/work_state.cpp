@@ -9,9 +9,11 @@
 namespace fuseplan {
 
 namespace {
-bool has(std::span<const int> v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-bool has(std::span<const NodeId> v, NodeId x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-bool has(const boost::container::small_vector<int, 2>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+// Membership in a short list (group ids, holders, node spans).
+template <class Range, class T>
+bool has(const Range& v, const T& x) {
+  return std::find(std::begin(v), std::end(v), x) != std::end(v);
+}
 }  // namespace
 
 WorkState::WorkState(const Graph& g, const DeviceSpec& d) : g_(g), d_(d) {
