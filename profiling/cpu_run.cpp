@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
+#include <span>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +56,38 @@ std::string group_label(const Graph& g, const Group& grp) {
   return grp.nodes.size() == 1 ? a : a + " .. " + b;
 }
 
+// The plan's buffers in one allocation, each starting on its own 4 KiB
+// page with its tensor's initial bytes. The hardware prefetchers (the
+// adjacent-line pair, the L2 streamer) do not cross a page, so after a cache
+// flush whether a tensor's first lines are cached does not depend on which
+// neighbouring tensor an earlier group touched: with 64-byte-aligned heap
+// tensors, distilbert_tiny's single bias adds of one shape took 0.03 or
+// 0.2 us depending on their neighbours (docs/calibration.md).
+class PageArena {
+ public:
+  static constexpr std::size_t kPage = 4096;  // x86-64 base page; prefetchers stop at its boundary
+  explicit PageArena(const std::vector<Tensor>& bufs) : offset_(bufs.size(), 0), size_(bufs.size(), 0) {
+    std::size_t total = 0;
+    for (std::size_t n = 0; n < bufs.size(); ++n) {
+      offset_[n] = total;
+      size_[n] = bufs[n].data.size();
+      total += (size_[n] + kPage - 1) / kPage * kPage;
+    }
+    base_.reset(static_cast<std::byte*>(::operator new(std::max<std::size_t>(total, 1), std::align_val_t{kPage})));
+    std::memset(base_.get(), 0, total);
+    for (std::size_t n = 0; n < bufs.size(); ++n)
+      if (size_[n]) std::memcpy(base_.get() + offset_[n], bufs[n].data.data(), size_[n]);
+  }
+  std::span<std::byte> at(std::size_t n) { return {base_.get() + offset_[n], size_[n]}; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const noexcept { ::operator delete(p, std::align_val_t{kPage}); }
+  };
+  std::unique_ptr<std::byte[], Free> base_;
+  std::vector<std::size_t> offset_, size_;
+};
+
 }  // namespace
 
 void set_passive_wait_policy() {
@@ -84,17 +119,14 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
   std::map<NodeId, Tensor> sources = make_source_data(g, inputs);
 
   std::vector<Tensor> bufs(g.size());
-  std::vector<void*> ptrs(g.size(), nullptr);
-  for (auto& [n, t] : sources) {
-    bufs[n] = t;
-    ptrs[n] = bufs[n].data.data();
-  }
+  for (auto& [n, t] : sources) bufs[n] = t;
   for (const Group& grp : plan.groups)
     for (NodeId m : grp.materialised)
-      if (!ptrs[m]) {
-        bufs[m] = Tensor(g.node(m).out.dtype, g.node(m).out.shape);
-        ptrs[m] = bufs[m].data.data();
-      }
+      if (bufs[m].data.empty()) bufs[m] = Tensor(g.node(m).out.dtype, g.node(m).out.shape);
+  PageArena arena(bufs);
+  std::vector<void*> ptrs(g.size(), nullptr);
+  for (std::size_t n = 0; n < bufs.size(); ++n)
+    if (!bufs[n].data.empty()) ptrs[n] = arena.at(n).data();
 
   if (opts.threads > 0)
     reinterpret_cast<void (*)(int)>(lib->kernel("fp_set_num_threads"))(opts.threads);
@@ -109,8 +141,8 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
       f(ptrs.data());
     }
   std::vector<std::span<const std::byte>> buffers;
-  for (const Tensor& t : bufs)
-    if (!t.data.empty()) buffers.emplace_back(t.data.data(), t.data.size());
+  for (std::size_t n = 0; n < bufs.size(); ++n)
+    if (!bufs[n].data.empty()) buffers.emplace_back(arena.at(n));
   int reps = std::max(opts.repeat, 1);
   std::vector<std::vector<double>> times(fns.size());
   for (int r = 0; r < reps; ++r) {
@@ -145,6 +177,8 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
     std::vector<Tensor> ref = run_reference(g, sources);
     res.verified = true;
     for (NodeId o : g.graph_outputs()) {
+      std::span<std::byte> out = arena.at(o);
+      std::copy(out.begin(), out.end(), bufs[o].data.begin());
       OutputCheck c = compare(g.node(o).name, bufs[o], ref[o]);
       res.ok = res.ok && c.identical;
       res.outputs.push_back(c);
