@@ -90,7 +90,7 @@ void run_refeature(const RefeatureArgs& a) {
         throw Error(ctx + ": the re-derived features predict " + fmt(p, 6) + " us on " + r.device + ", the record " +
                     fmt(r.predicted_us, 6) + " us (the cost model changed beyond the new terms; re-measure)");
       changed += f.reduction_steps != r.features.reduction_steps || f.select_steps != r.features.select_steps ||
-                 f.pool_steps != r.features.pool_steps;
+                 f.pool_steps != r.features.pool_steps || f.sources_read != r.features.sources_read;
       r.features = f;
       ++total;
     }

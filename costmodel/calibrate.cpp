@@ -60,11 +60,13 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 }
 
 // ---- the linear parameterisation ----
-// Columns: launch | one per memory level | spill, gemm_call (CPU) | contraction | other.
+// Columns: launch | one per memory level | spill, gemm_call, source_read (CPU) | contraction | other
+// | transcendental, reduce, select, pool steps (CPU).
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, spill = -1, calls = -1, contraction = -1, other = -1, transcendental = -1, reduce = -1, select = -1, pool = -1;
+  int launch = 0, spill = -1, calls = -1, sources = -1, contraction = -1, other = -1, transcendental = -1, reduce = -1,
+      select = -1, pool = -1;
   int first_level = 1, levels = 0;
 
   /// Appends a column; returns its index. level: cache index, -1 DRAM, -2 not a memory level.
@@ -94,6 +96,8 @@ struct Layout {
       spill = add("spill_penalty", -2);
       // CPU backend: per library GEMM call (GPU libraries batch in one launch).
       calls = add("gemm_call_us", -2);
+      // CPU backend: first touch of each source tensor after a flush.
+      sources = add("source_read_us", -2);
     }
     contraction = add("e_contraction", -2);
     other = add("e_cmp", -2);
@@ -125,6 +129,7 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
     x[L.spill] = d.spill_penalty * safe_div(kUsPerByteAtGBps, level_bw(l1, d) * d.e_mem);
   }
   if (L.calls >= 0) x[L.calls] = d.gemm_call_us;
+  if (L.sources >= 0) x[L.sources] = d.source_read_us;
   x[L.contraction] = safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
   x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
   if (L.transcendental >= 0)
@@ -158,6 +163,7 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
     cmp[L.other] = f.flops_other;
   }
   if (L.calls >= 0) mem[L.calls] = cmp[L.calls] = f.gemm_calls;  // additive, like launch
+  if (L.sources >= 0) mem[L.sources] = cmp[L.sources] = f.sources_read;  // additive too
   if (L.reduce >= 0) cmp[L.reduce] = f.reduction_steps;
   if (L.select >= 0) cmp[L.select] = f.select_steps;
   if (L.pool >= 0) cmp[L.pool] = f.pool_steps;
@@ -242,6 +248,7 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.reduction_steps = fl.reduction_steps;
   f.select_steps = fl.select_steps;
   f.pool_steps = fl.pool_steps;
+  f.sources_read = c.sources_read;
   return f;
 }
 
@@ -252,8 +259,9 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
   Eigen::VectorXd x = params_of(d, L);
   if (L.transcendental < 0 && f.flops_transcendental > 0 && d.e_transcendental > 0)  // GPU device set by hand
     cmp[L.other] += f.flops_transcendental * (d.e_cmp / d.e_transcendental - 1);
-  // Launch and GEMM calls are outside the roofline max (both rows hold them).
-  double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us);
+  // Launch, GEMM calls and source first touches are outside the roofline max (both rows hold them).
+  double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us) +
+                   (L.sources >= 0 ? f.sources_read * x[L.sources] : f.sources_read * d.source_read_us);
   double t_mem = mem.dot(x) - t_fixed, t_cmp = cmp.dot(x) - t_fixed;
   if (L.reduce < 0)  // GPU device with the CPU terms set by hand: priced as cost() does
     t_cmp += (f.reduction_steps * d.reduce_step_ns + f.select_steps * d.select_step_ns + f.pool_steps * d.pool_step_ns) *
@@ -498,6 +506,13 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     res.parameters.back().std_error = fp.std_error;
     d.gemm_call_us = fp.value;
     note_source("gemm_call_us", fp);
+  }
+  if (L.sources >= 0) {
+    auto fp = add(L.sources, prior.source_read_us, x[L.sources], 0);
+    fp.std_error = fp.held ? 0 : se_x[L.sources];
+    res.parameters.back().std_error = fp.std_error;
+    d.source_read_us = fp.value;
+    note_source("source_read_us", fp);
   }
   {
     double ec = safe_div(kUsPerFlopAtTFLOPs, x[L.contraction] * peak_contraction(prior));

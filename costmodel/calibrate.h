@@ -27,6 +27,7 @@ struct CostFeatures {
   double reduction_steps = 0;    // serial accumulation steps of emitted reductions (× DeviceSpec::reduce_step_ns)
   double select_steps = 0;       // steps of emitted ReduceMax/ReduceMin chains (× DeviceSpec::select_step_ns)
   double pool_steps = 0;         // window elements of MaxPool/AveragePool (× DeviceSpec::pool_step_ns)
+  double sources_read = 0;       // source tensors the group reads: weights, constants, graph inputs (× DeviceSpec::source_read_us)
 };
 
 /// The features of `grp` as cost(g, grp, d) sees them (spill and occupancy

@@ -319,9 +319,14 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // outside the roofline, like launch; d.gemm_call_us = 0 leaves it out).
   c.gemm_calls = f.gemm_calls;
   c.t_calls_us = f.gemm_calls * d.gemm_call_us;
+  // First touch of the source tensors read (latency outside the roofline,
+  // like launch; d.source_read_us = 0 leaves it out).
+  for (NodeId n : inputs) c.sources_read += g.op_class(n) == OpClass::source;
+  c.t_sources_us = c.sources_read * d.source_read_us;
   double body = std::max(c.t_mem_us, c.t_compute_us);
-  c.predicted_us = body + c.launch_us + c.t_calls_us;
-  c.bound = c.launch_us + c.t_calls_us > body ? "launch" : (c.t_mem_us >= c.t_compute_us ? "memory" : "compute");
+  double fixed_us = c.launch_us + c.t_calls_us + c.t_sources_us;
+  c.predicted_us = body + fixed_us;
+  c.bound = fixed_us > body ? "launch" : (c.t_mem_us >= c.t_compute_us ? "memory" : "compute");
 
   if (!with_breakdown) return c;
   std::string& b = c.breakdown;
@@ -376,6 +381,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   if (c.gemm_calls > 0)
     o << "gemm_calls = " << fixed(c.gemm_calls) << " × " << fixed(d.gemm_call_us, 3) << " us = " << fixed(c.t_calls_us, 3)
       << " us\n";
+  if (c.t_sources_us > 0)
+    o << "sources_read = " << fixed(c.sources_read) << " × " << fixed(d.source_read_us, 3) << " us = "
+      << fixed(c.t_sources_us, 3) << " us\n";
   o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound)";
   return c;
 }

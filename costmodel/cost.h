@@ -24,7 +24,9 @@ struct GroupCost {
   double launch_us = 0;         // µs
   double gemm_calls = 0;        // library GEMM calls the group's kernel makes (batched MatMul: its batch; Conv: N·group)
   double t_calls_us = 0;        // gemm_calls × DeviceSpec::gemm_call_us, µs
-  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls, µs
+  double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads
+  double t_sources_us = 0;      // sources_read × DeviceSpec::source_read_us, µs
+  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_sources, µs
   std::string bound;            // "memory", "compute" or "launch"
   std::string breakdown;        // one human-readable line per term (filled only when asked)
   // Registers/spills: the analytic estimate, and a backend's measurement

@@ -96,6 +96,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "launch_us", d.launch_us, true, ctx);
   get_number(j, "graph_launch_us", d.graph_launch_us, false, ctx);
   get_number(j, "gemm_call_us", d.gemm_call_us, false, ctx);  // absent: 0 (no per-call term)
+  get_number(j, "source_read_us", d.source_read_us, false, ctx);  // absent: 0 (no first-touch term)
   get_number(j, "e_mem", d.e_mem, false, ctx);
   get_number(j, "e_cmp", d.e_cmp, false, ctx);
   get_number(j, "e_contraction", d.e_contraction, false, ctx);
@@ -149,6 +150,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   if (d.sm_count <= 0) throw Error(ctx + ": field 'sm_count' must be positive, got " + std::to_string(d.sm_count));
   if (d.launch_us < 0) throw Error(ctx + ": field 'launch_us' must be >= 0");
   if (d.gemm_call_us < 0) throw Error(ctx + ": field 'gemm_call_us' must be >= 0");
+  if (d.source_read_us < 0) throw Error(ctx + ": field 'source_read_us' must be >= 0");
   if (d.reduce_step_ns < 0) throw Error(ctx + ": field 'reduce_step_ns' must be >= 0");
   if (d.pool_step_ns < 0) throw Error(ctx + ": field 'pool_step_ns' must be >= 0");
   if (d.select_step_ns < 0) throw Error(ctx + ": field 'select_step_ns' must be >= 0");
@@ -257,6 +259,7 @@ std::string device_to_json(const DeviceSpec& d) {
   j["launch_us"] = d.launch_us;
   j["graph_launch_us"] = d.graph_launch_us;
   j["gemm_call_us"] = d.gemm_call_us;
+  j["source_read_us"] = d.source_read_us;
   j["e_mem"] = d.e_mem;
   j["e_cmp"] = d.e_cmp;
   j["e_contraction"] = d.e_contraction;

@@ -50,6 +50,14 @@ struct DeviceSpec {
   // µs. Default 0 (no such term; GPU devices: cuBLAS/CUTLASS batch in one
   // launch); fitted by calibration on CPU devices (docs/calibration.md).
   double gemm_call_us = 0;
+  // First touch of each source tensor (weight, constant, graph input) a
+  // group reads, µs per tensor: a source is produced by no group of the
+  // run, so after a cache flush (one cold inference, how fuseplan measure
+  // runs a plan) its first lines come from DRAM at latency, before the
+  // hardware prefetcher streams the rest. Outside the roofline, like
+  // launch. Default 0 (no such term); fitted by calibration on CPU devices
+  // (docs/calibration.md).
+  double source_read_us = 0;
 
   // --- named efficiency parameters (fitted by calibration) ---
   double e_mem = 0.85;            // achievable fraction of DRAM bandwidth at full occupancy

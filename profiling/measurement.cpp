@@ -116,6 +116,7 @@ std::string record_to_json(const MeasurementRecord& r) {
                     {"reduction_steps", f.reduction_steps},
                     {"select_steps", f.select_steps},
                     {"pool_steps", f.pool_steps},
+                    {"sources_read", f.sources_read},
                     {"level", r.level},
                     {"t_mem_us", r.t_mem_us},
                     {"t_compute_us", r.t_compute_us},
@@ -179,6 +180,8 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.reduction_steps = get_or<double>(p, "reduction_steps", 0);
   r.features.select_steps = get_or<double>(p, "select_steps", 0);
   r.features.pool_steps = get_or<double>(p, "pool_steps", 0);
+  // And sources_read: 0 (no first-touch term); refeature re-derives it.
+  r.features.sources_read = get_or<double>(p, "sources_read", 0);
   r.level = get_or<std::string>(p, "level", "");
   r.t_mem_us = get_or<double>(p, "t_mem_us", 0);
   r.t_compute_us = get_or<double>(p, "t_compute_us", 0);

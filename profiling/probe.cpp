@@ -567,6 +567,9 @@ ProbeResult run_probe(std::ostream* log) {
   };
   fitted_later("gemm_call_us", "per-call",
                "us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles; contraction groups");
+  d.source_read_us = 0;
+  fitted_later("source_read_us", "first-touch",
+               "us per source tensor a group reads: weights, constants and graph inputs start cold after a flush");
   d.reduce_step_ns = 0;
   d.pool_step_ns = 0;
   d.select_step_ns = 0;

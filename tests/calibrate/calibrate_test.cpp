@@ -32,6 +32,7 @@ DeviceSpec truth_device() {
   d.reduce_step_ns = 0.6;     // prior 0: serial reduction chains
   d.pool_step_ns = 3;         // prior 0: pooling-library window steps
   d.select_step_ns = 1.5;     // prior 0: max/min compare-select chains
+  d.source_read_us = 0.8;     // prior 0: first touch of each source tensor read
   return d;
 }
 
@@ -53,6 +54,7 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
   const bool batched_gemms = cpu_terms;
   std::mt19937_64 rng_t(seed + 1);  // own stream: the other groups' draws stay as without cpu_terms
   std::mt19937_64 rng_r(seed + 2);  // likewise for the per-step terms
+  std::mt19937_64 rng_s(seed + 3);  // and for the source tensors read
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> eps(0, noise);
@@ -91,6 +93,8 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
         break;
     }
     f.bytes_written = f.bytes_read * u(rng) * 0.5;
+    // Weights, constants and graph inputs each group reads (0-3).
+    if (cpu_terms) f.sources_read = std::floor(4 * u(rng_s));
     if (i % 7 < 4) f.flops_other = f.bytes_read * 0.05;  // light math on memory-bound groups
     double t = predict_us(f, truth) * std::exp(eps(rng));
     out.push_back({f, t, "synthetic#" + std::to_string(i)});
@@ -108,6 +112,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "reduce_step_ns") return t.reduce_step_ns;
   if (name == "pool_step_ns") return t.pool_step_ns;
   if (name == "select_step_ns") return t.select_step_ns;
+  if (name == "source_read_us") return t.source_read_us;
   for (const auto& c : t.caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -121,9 +126,10 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 13u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, contraction, other,
-                                        // transcendental, reduce_step, select_step, pool_step
+  ASSERT_EQ(r.parameters.size(), 14u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
+                                        // other, transcendental, reduce_step, select_step, pool_step
   EXPECT_EQ(prior.gemm_call_us, 0);
+  EXPECT_EQ(prior.source_read_us, 0);
   EXPECT_EQ(prior.e_transcendental, 0);
   EXPECT_EQ(prior.reduce_step_ns, 0);
   EXPECT_EQ(prior.pool_step_ns, 0);
@@ -196,14 +202,15 @@ TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
   int seen = 0;
   for (const auto& p : r.parameters)
     if (p.name == "gemm_call_us" || p.name == "e_transcendental" || p.name == "reduce_step_ns" ||
-        p.name == "select_step_ns" || p.name == "pool_step_ns") {
+        p.name == "select_step_ns" || p.name == "pool_step_ns" || p.name == "source_read_us") {
       ++seen;
       EXPECT_TRUE(p.held) << p.name;
       EXPECT_EQ(p.support, 0) << p.name;
       EXPECT_EQ(p.value, p.name == "e_transcendental" ? prior.e_cmp : 0) << p.name;  // 0 = follow e_cmp
     }
-  EXPECT_EQ(seen, 5);
+  EXPECT_EQ(seen, 6);
   EXPECT_EQ(r.device.gemm_call_us, 0);
+  EXPECT_EQ(r.device.source_read_us, 0);
   EXPECT_EQ(r.device.e_transcendental, 0);
   EXPECT_EQ(r.device.reduce_step_ns, 0);
   EXPECT_EQ(r.device.pool_step_ns, 0);
@@ -295,7 +302,8 @@ TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
   for (const std::string dev : {"host-cpu", "h200", "host-cpu+calls"}) {
     DeviceSpec d = load_device(dev == "host-cpu+calls" ? "host-cpu" : dev);
     if (dev == "host-cpu+calls")  // the CPU terms too
-      d.gemm_call_us = 2.5, d.e_transcendental = 0.04, d.reduce_step_ns = 0.5, d.select_step_ns = 1.2, d.pool_step_ns = 2;
+      d.gemm_call_us = 2.5, d.e_transcendental = 0.04, d.reduce_step_ns = 0.5, d.select_step_ns = 1.2, d.pool_step_ns = 2,
+      d.source_read_us = 0.3;
     for (const char* ex : {"bert_base_layer", "resnet50_bottleneck", "mobilenetv2_inverted_residual"}) {
       ImportOptions io;
       io.batch = 2;

@@ -42,7 +42,7 @@ MeasurementRecord sample_record() {
   r.device = "host-cpu";
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
-  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024};
+  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3};
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -74,6 +74,7 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.reduction_steps, 2048);
   EXPECT_EQ(b.features.select_steps, 256);
   EXPECT_EQ(b.features.pool_steps, 1024);
+  EXPECT_EQ(b.features.sources_read, 3);
   EXPECT_EQ(b.cycles, -1);  // not measured stays absent
   EXPECT_EQ(b.llc_misses, 100);
   EXPECT_TRUE(b.flushed);
@@ -93,7 +94,7 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
   old.erase(pt, old.find(',', pt + 1) - pt);
   EXPECT_EQ(record_from_json(old).features.flops_transcendental, 0);
   // And before reduction_steps / select_steps / pool_steps: 0 (no such terms).
-  for (const char* k : {",\"reduction_steps\":", ",\"select_steps\":", ",\"pool_steps\":"}) {
+  for (const char* k : {",\"reduction_steps\":", ",\"select_steps\":", ",\"pool_steps\":", ",\"sources_read\":"}) {
     const auto pk = old.find(k);
     ASSERT_NE(pk, std::string::npos) << old;
     old.erase(pk, old.find(',', pk + 1) - pk);
@@ -101,6 +102,7 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
   EXPECT_EQ(record_from_json(old).features.reduction_steps, 0);
   EXPECT_EQ(record_from_json(old).features.select_steps, 0);
   EXPECT_EQ(record_from_json(old).features.pool_steps, 0);
+  EXPECT_EQ(record_from_json(old).features.sources_read, 0);
   // Regression: a number beyond double was an internal error (exit 3).
   std::string huge = line;
   const auto pf = huge.find("\"flops_other\":");

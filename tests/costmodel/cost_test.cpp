@@ -399,6 +399,35 @@ TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
   EXPECT_NE(c2.breakdown.find("gemm_calls = 12 × 2.000 us = 24.000 us"), std::string::npos) << c2.breakdown;
 }
 
+// sources_read: the weights, constants and graph inputs a group reads, each
+// once (cold after a flush: DeviceSpec::source_read_us), counted by hand;
+// tensors another group produced are not sources.
+TEST(CostCpu, SourcesReadCountsEachSourceTensorOnce) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {64, 32});
+  NodeId w = b.weight("w", {32, 32});
+  NodeId bias = b.weight("bias", {32});
+  NodeId mm = b.op("mm", "MatMul", OpClass::contraction, {64, 32}, {x, w});
+  NodeId add = b.op("add", "Add", OpClass::broadcast, {64, 32}, {mm, bias});
+  NodeId sq = b.op("sq", "Mul", OpClass::elementwise, {64, 32}, {add, add});  // one tensor read twice
+  NodeId out = b.op("out", "Add", OpClass::elementwise, {64, 32}, {sq, x});  // x again, in another group
+  Graph g = b.finish({out});
+  DeviceSpec d = testing::cpu_spec();
+  EXPECT_EQ(d.source_read_us, 0);  // default: no first-touch term, predictions unchanged
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm"}), d).sources_read, 2);          // x, w
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm", "add"}), d).sources_read, 3);   // x, w, bias
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq"}), d).sources_read, 0);          // add: produced in the run
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq", "out"}), d).sources_read, 1);   // x
+  GroupCost c0 = cost(g, make_group(g, {"mm", "add"}), d);
+  EXPECT_DOUBLE_EQ(c0.t_sources_us, 0);
+  // 0.25 us per source: 3 sources add 0.75 us outside the roofline max, like launch.
+  d.source_read_us = 0.25;
+  GroupCost c1 = cost(g, make_group(g, {"mm", "add"}), d, true);
+  EXPECT_DOUBLE_EQ(c1.t_sources_us, 0.75);
+  EXPECT_DOUBLE_EQ(c1.predicted_us, c0.predicted_us + 0.75);
+  EXPECT_NE(c1.breakdown.find("sources_read = 3 × 0.250 us = 0.750 us"), std::string::npos) << c1.breakdown;
+}
+
 // Transcendental FLOPs (Tanh: 16 per element) at e_transcendental when set;
 // at e_cmp by default (0), so default predictions do not change.
 TEST(CostCpu, TranscendentalFlopsAtTheirOwnEfficiency) {
