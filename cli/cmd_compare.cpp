@@ -103,6 +103,7 @@ void run_compare(const CompareArgs& a) {
   if (a.measure) require_cpu_for_measure(d, "compare");
   const auto names = chosen_strategies(a.strategies);
   std::vector<int64_t> batches = a.batches.empty() ? std::vector<int64_t>{0} : a.batches;
+  check_dims_known(a.models, a.batches.empty() ? std::nullopt : std::optional<int64_t>(a.batches.front()), a.dim_args);
   SearchOptions o;
   o.time_limit_s = a.time_limit_s;
   std::vector<Row> rows;
@@ -115,7 +116,8 @@ void run_compare(const CompareArgs& a) {
       m.path = path;
       if (b) m.batch = b;
       m.dim_args = a.dim_args;
-      const LoadedModel lm = load_model(m);
+      m.known_dims_only = a.models.size() == 1;  // several: check_dims_known
+      const LoadedModel lm = load_model(m, /*quiet=*/b != batches.front());  // warnings once per model
       const Plan base = search(lm.graph, d, "unfused", o);
       const std::size_t first = rows.size();
       for (const auto& s : names) {
@@ -181,7 +183,8 @@ void add_compare(CLI::App& app) {
   std::string help = "comma-separated strategies or 'all' (";
   for (const auto& n : strategy_names()) help += n + (n == strategy_names().back() ? ")" : ", ");
   cmd->add_option("--strategies", a->strategies, help)->capture_default_str();
-  cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
+  cmd->add_option("--dim", a->dim_args,
+                  "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once; models without it ignore it)")
       ->check(dim_value());
   cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")->capture_default_str();
   cmd->add_option("--csv", a->csv, "also write the table as CSV (atomically)");

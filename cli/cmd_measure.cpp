@@ -30,6 +30,7 @@ struct MeasureArgs {
 void run_measure(const MeasureArgs& a) {
   const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
+  check_dims_known(a.models, a.batch, a.dim_args);
   ProfileOptions o = a.opts;
   o.flush = flush_policy_from_string(a.flush);
   auto prof = make_profiler(d);
@@ -41,6 +42,7 @@ void run_measure(const MeasureArgs& a) {
     ma.path = path;
     ma.batch = a.batch;
     ma.dim_args = a.dim_args;
+    ma.known_dims_only = a.models.size() == 1;  // several: check_dims_known
     LoadedModel m = load_model(ma);
     const std::string file = std::filesystem::path(path).filename().string();
     for (const auto& s : a.strategies) {

@@ -60,6 +60,7 @@ void ModelArgs::add_to(CLI::App* app, bool positional) {
   app->add_option("--batch", batch, kBatchHelp)->check(batch_value());
   app->add_option("--dim", dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
       ->check(dim_value());
+  known_dims_only = true;
 }
 
 ImportOptions ModelArgs::import_options() const {
@@ -69,6 +70,7 @@ ImportOptions ModelArgs::import_options() const {
     o.batch = *batch;
   }
   o.dims = parse_dims(dim_args);
+  o.known_dims_only = known_dims_only;
   return o;
 }
 
@@ -79,11 +81,33 @@ std::map<std::string, int64_t> ModelArgs::dims() const {
   return out;
 }
 
-LoadedModel load_model(const ModelArgs& a) {
+LoadedModel load_model(const ModelArgs& a, bool quiet) {
   LoadedModel m{import_model(a.path, a.import_options()), ""};
   m.sha256 = sha256_hex(read_file(a.path));
-  for (const auto& w : m.graph.warnings) std::cerr << "fuseplan: warning: " << w << "\n";
+  if (!quiet)
+    for (const auto& w : m.graph.warnings) std::cerr << "fuseplan: warning: " << w << "\n";
   return m;
+}
+
+void check_dims_known(const std::vector<std::string>& models, std::optional<int64_t> batch,
+                      const std::vector<std::string>& dim_args) {
+  if (models.size() < 2 || dim_args.empty()) return;
+  std::vector<std::string> known;
+  for (const auto& path : models) {
+    ModelArgs m;
+    m.path = path;
+    m.batch = batch;
+    m.dim_args = dim_args;
+    for (const auto& d : import_model(path, m.import_options()).symbolic_dims)
+      if (std::find(known.begin(), known.end(), d) == known.end()) known.push_back(d);
+  }
+  for (const auto& [name, v] : parse_dims(dim_args)) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw Error("--dim " + name + ": none of the models has a symbolic dim '" + name + "' (" +
+                (known.empty() ? std::string("their shapes are all static") : "their symbolic dims: " + list) + ")");
+  }
 }
 
 std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {

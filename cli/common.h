@@ -39,6 +39,10 @@ struct ModelArgs {
   std::string path;
   std::optional<int64_t> batch;  // --batch B (>= 1)
   std::vector<std::string> dim_args;  // "NAME=VALUE"
+  /// A --dim NAME the model does not have is an error (ImportOptions); set by
+  /// add_to. Commands that give one --dim set to several models leave it off
+  /// and call check_dims_known.
+  bool known_dims_only = false;
 
   void add_to(CLI::App* app, bool positional = true);
   /// Throws Error for --batch < 1, a malformed --dim or a NAME given twice.
@@ -51,8 +55,16 @@ struct LoadedModel {
   Graph graph;
   std::string sha256;
 };
-/// Imports the model; prints its warnings to stderr (one line each).
-LoadedModel load_model(const ModelArgs& a);
+/// Imports the model; prints its warnings to stderr (one line each) unless
+/// `quiet` (a model loaded again at another batch size).
+LoadedModel load_model(const ModelArgs& a, bool quiet = false);
+
+/// One --dim set for several models (compare, measure, accuracy): each model
+/// ignores the names it lacks, but a NAME none of `models` has is an error
+/// listing their symbolic dims. Imports each model (at `batch`) when there
+/// are several and --dim is given; one model checks itself (ModelArgs).
+void check_dims_known(const std::vector<std::string>& models, std::optional<int64_t> batch,
+                      const std::vector<std::string>& dim_args);
 
 /// Left-aligned text table with a header row, columns padded to width.
 std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);

@@ -1,0 +1,58 @@
+// Bad input found by a fresh-user trial: each gets one clear error line
+// (exit code 2, nothing written) or one warning line, naming what is wrong
+// and what to do.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "cli_util.h"
+
+namespace fuseplan {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace test;
+
+const char* kStatic = R"(<ir_version: 8, opset_import: ["" : 17]>
+fixed (float[2, 64] x) => (float[2, 64] a) {
+  t = Exp(x)
+  a = Relu(t)
+})";
+
+TEST(CliDim, ANameTheModelDoesNotHaveIsRefusedWithItsDims) {
+  const std::string dir = fresh_dir("dim-unknown");
+  const std::string model = write(dir, "masked.onnxtxt", kMasked);
+  expect_refused(fuseplan({"inspect", model, "--batch", "2", "--dim", "S=4", "--dim", "Q=3"}),
+                 "--dim Q: the model has no symbolic dim 'Q' (its symbolic dims: N, S)");
+  expect_refused(fuseplan({"search", model, "--batch", "2", "--dim", "s=4", "-o", dir + "/p.json"}),
+                 "no symbolic dim 's' (its symbolic dims: N, S)");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
+  expect_refused(fuseplan({"inspect", write(dir, "fixed.onnxtxt", kStatic), "--dim", "N=2"}),
+                 "no symbolic dim 'N' (its shapes are all static)");
+  // One --dim set for several models: each ignores what it lacks, but a name
+  // none of them has is refused.
+  const std::string tiny = write(dir, "tiny.onnxtxt", kTiny);
+  EXPECT_EQ(fuseplan({"compare", model, tiny, "--batch", "1", "--dim", "S=4", "--strategies", "unfused"}).code, 0);
+  expect_refused(fuseplan({"compare", model, tiny, "--batch", "1", "--dim", "S=4", "--dim", "Q=1"}),
+                 "--dim Q: none of the models has a symbolic dim 'Q' (their symbolic dims: N, S)");
+}
+
+TEST(CliBatch, OnAModelWithoutABatchDimItIsIgnoredWithOneWarning) {
+  const std::string dir = fresh_dir("batch-static");
+  const std::string model = write(dir, "fixed.onnxtxt", kStatic);
+  Result r = fuseplan({"inspect", model, "--batch", "8", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_EQ(r.err_lines()[0],
+            "fuseplan: warning: --batch 8 is ignored: no data input has a symbolic leading (batch) dim (the model's "
+            "shapes are static)");
+  // compare imports the model once per batch size: still one line.
+  Result c = fuseplan({"compare", model, "--batch", "1,8", "--strategies", "unfused"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.err_lines().size(), 1u) << c.err;
+}
+
+}  // namespace
+}  // namespace fuseplan
