@@ -146,7 +146,7 @@ void run_compare(const CompareArgs& a) {
       write_bar_chart_svg(a.chart, "measured time per strategy on " + d.name, names, clusters);
     } catch (const Error& e) {
       chart_error = e.what();
-      std::cerr << "fuseplan: warning: no chart: " << chart_error << "\n";
+      warn("no chart: " + chart_error);
     }
   }
   if (a.json) {

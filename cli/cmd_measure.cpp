@@ -86,7 +86,7 @@ void add_measure(CLI::App& app) {
   cmd->add_option("--flush", a->flush, "cache flush between repetitions: auto, always, never")->capture_default_str();
   cmd->add_option("--threads", a->opts.threads, "CPU: OpenMP threads (0 = default)")
       ->capture_default_str()
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(integer_in(0, kMaxThreads));
   cmd->add_flag("!--no-counters", a->opts.counters, "do not read hardware counters");
   cmd->callback([a] { run_measure(*a); });
 }

@@ -60,7 +60,7 @@ void add_run(CLI::App& app) {
   cmd->add_flag("--verify", a->opts.verify, "compare every output with the reference executor (bit-identical)");
   cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")->capture_default_str();
   cmd->add_option("--threads", a->opts.threads, "OpenMP threads for the kernels (default: OMP_NUM_THREADS, else all cores)")
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(integer_in(0, kMaxThreads));
   cmd->add_option("--inputs", a->opts.inputs, "directory of NAME.npy inputs (default: seeded random)");
   cmd->add_flag("--json", a->json, "print the result as JSON");
   cmd->callback([a] { run_run(*a); });

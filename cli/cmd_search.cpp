@@ -142,7 +142,7 @@ void add_search(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "fusion strategy")->capture_default_str();
   cmd->add_option("--max-group-size", a->max_group_size, "primitives per kernel at most")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(integer_in(1, 1 << 20));
   cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 86400.0));

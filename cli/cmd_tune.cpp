@@ -111,7 +111,7 @@ void run_tune(TuneArgs& a) {
   }
   printer.finish();
   ::sigaction(SIGINT, &old, nullptr);
-  for (const auto& w : r.warnings) std::cerr << "fuseplan: warning: " << w << "\n";
+  for (const auto& w : r.warnings) warn(w);
   std::vector<std::vector<std::string>> rows;
   for (const auto& b : r.batches) {
     const BatchReport rep = batch_report(b, a.opts.strategy);

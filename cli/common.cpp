@@ -26,6 +26,40 @@ std::string positive_integer_error(const std::string& s) {
 }
 }  // namespace
 
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  const std::string range = "from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(s, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (s.empty() || used != s.size()) return "must be an integer " + range + ", got '" + s + "'";
+        if (v < lo || v > hi) return "must be " + range + ", got " + s;
+        return "";
+      },
+      "INT " + range, "integer range");
+}
+
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  }
+  return out;
+}
+
+void warn(const std::string& line) { std::cerr << "fuseplan: warning: " << printable(line) << "\n"; }
+
 CLI::Validator batch_value() { return CLI::Validator(positive_integer_error, "B>=1", "batch size"); }
 
 CLI::Validator dim_value() {
@@ -85,7 +119,7 @@ LoadedModel load_model(const ModelArgs& a, bool quiet) {
   LoadedModel m{import_model(a.path, a.import_options()), ""};
   m.sha256 = sha256_hex(read_file(a.path));
   if (!quiet)
-    for (const auto& w : m.graph.warnings) std::cerr << "fuseplan: warning: " << w << "\n";
+    for (const auto& w : m.graph.warnings) warn(w);
   return m;
 }
 

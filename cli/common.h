@@ -66,6 +66,16 @@ LoadedModel load_model(const ModelArgs& a, bool quiet = false);
 void check_dims_known(const std::vector<std::string>& models, std::optional<int64_t> batch,
                       const std::vector<std::string>& dim_args);
 
+/// `s` with control and other non-printable bytes as \xNN (error and warning
+/// lines name files, dims and devices as the user typed them).
+std::string printable(const std::string& s);
+/// Prints "fuseplan: warning: <line>" (printable) to stderr.
+void warn(const std::string& line);
+
+/// CLI11 check: an integer in [lo, hi]; else "must be an integer from lo to
+/// hi, got 'abc'".
+CLI::Validator integer_in(int64_t lo, int64_t hi);
+
 /// Left-aligned text table with a header row, columns padded to width.
 std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 std::string fmt(double v, int precision = 2);

@@ -54,5 +54,27 @@ TEST(CliBatch, OnAModelWithoutABatchDimItIsIgnoredWithOneWarning) {
   EXPECT_EQ(c.err_lines().size(), 1u) << c.err;
 }
 
+TEST(CliMessages, SayWhatIsWrong) {
+  const std::string dir = fresh_dir("messages");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  fs::create_directories(dir + "/models");
+  expect_refused(fuseplan({"inspect", dir + "/models"}), "is a directory, not a model file (.onnx or .onnxtxt)");
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--device", dir + "/models"}),
+                 "device '" + dir + "/models' is a directory, not a device JSON file");
+  expect_refused(fuseplan({"explain", dir + "/models"}), "it is a directory, not a file");
+  expect_refused(fuseplan({"inspect", model}),
+                 "unbound symbolic dim 'N' of input 'x' (use --batch B to bind the batch dim, or --dim N=V)");
+  expect_refused(fuseplan({"run", model, "--batch", "2", "--threads", "abc"}),
+                 "--threads: must be an integer from 0 to 4096, got 'abc'");
+  expect_refused(fuseplan({"run", model, "--batch", "2", "--threads", "5000"}),
+                 "--threads: must be from 0 to 4096, got 5000");
+  // Control bytes in a name are escaped, never printed raw.
+  Result dev = fuseplan({"cost", model, "--batch", "2", "--device", "h1\x01\x1b[31m"});
+  expect_refused(dev, "unknown device 'h1\\x01\\x1b[31m'");
+  EXPECT_EQ(dev.err.find('\x01'), std::string::npos);
+  EXPECT_EQ(dev.err.find('\x1b'), std::string::npos);
+  expect_refused(fuseplan({"inspect", model, "--batch", "2", "--dim", "Q\x02=1"}), "no symbolic dim 'Q\\x02'");
+}
+
 }  // namespace
 }  // namespace fuseplan
