@@ -94,7 +94,9 @@ void add_accuracy(CLI::App& app) {
   cmd->add_option("measurements", a->files, "measurement files (JSONL from fuseplan measure)")->required();
   cmd->add_option("--device", a->device, "the uncalibrated device (name or JSON path)")->capture_default_str();
   cmd->add_option("--holdout", a->holdout, "model files scored but not fitted (default: every third model)")->delimiter(',');
-  cmd->add_option("-o,--output", a->out, "report to write (the plot goes next to it as .svg)")->capture_default_str();
+  cmd->add_option("-o,--output", a->out, "report to write (the plot goes next to it as .svg)")
+      ->capture_default_str()
+      ->check(file_name());
   cmd->add_option("--closed-loop", a->loop_models, "models to search with both devices and measure both plans");
   cmd->add_option("--strategy", a->loop_strategy, "strategy of the closed loop")->capture_default_str();
   cmd->add_option("--batch", a->batch, std::string("closed loop: ") + kBatchHelp)->check(batch_value());

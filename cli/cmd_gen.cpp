@@ -36,7 +36,7 @@ void add_gen(CLI::App& app) {
   auto* cmd = app.add_subcommand("gen", "write a synthetic model with an exact primitive count (benchmarks)");
   cmd->add_option("--kind", args->kind, "transformer | conv | mixed (default transformer)");
   cmd->add_option("--primitives", args->primitives, "primitives after import (default 1000)")->required();
-  cmd->add_option("-o,--output", args->out, "FILE.onnx or FILE.onnxtxt")->required();
+  cmd->add_option("-o,--output", args->out, "FILE.onnx or FILE.onnxtxt")->required()->check(file_name());
   cmd->callback([args] { run_gen(*args); });
 }
 

@@ -79,7 +79,7 @@ void add_measure(CLI::App& app) {
       ->check(dim_value());
   cmd->add_option("--device", a->device, "device: name or JSON path (cpu: CPU backend, gpu: CUPTI)")->capture_default_str();
   cmd->add_option("--strategies", a->strategies, "strategies whose plans are measured")->delimiter(',')->capture_default_str();
-  cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout");
+  cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout")->check(file_name());
   cmd->add_flag("--append", a->append, "append to the output file instead of replacing it");
   cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")->capture_default_str();
   cmd->add_option("--warmup", a->opts.warmup, "untimed runs first")->capture_default_str();

@@ -54,7 +54,7 @@ void add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "run the model through the CPU backend's fused kernels, time and verify");
   a->model.add_to(cmd);
-  cmd->add_option("--plan", a->plan, "plan JSON (default: search one now with --strategy)");
+  cmd->add_option("--plan", a->plan, "plan JSON (default: search one now with --strategy)")->check(file_name());
   cmd->add_option("--device", a->device, "device whose cost model prices the plan")->capture_default_str();
   cmd->add_option("--strategy", a->strategy, "strategy when no --plan is given")->capture_default_str();
   cmd->add_flag("--verify", a->opts.verify, "compare every output with the reference executor (bit-identical)");

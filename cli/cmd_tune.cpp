@@ -156,10 +156,11 @@ void add_tune(CLI::App& app) {
   cmd->add_option("--rounds", a->opts.rounds, "measured rounds per batch size at most")->capture_default_str();
   cmd->add_option("--repeat", a->opts.run.repeat, "timed repetitions per measurement (median)")->capture_default_str();
   cmd->add_option("--peer-time-limit", a->opts.peer_time_limit_s, "seconds for exact peer strategies (optimal)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0.001, 86400.0));
   cmd->add_flag("--no-peers", a->no_peers, "skip the peer strategies in summary.md");
   cmd->add_flag("--no-svg", a->no_svg, "write DOT only (no `dot -Tsvg`)");
-  cmd->add_option("-o,--output", a->output, "output directory")->required();
+  cmd->add_option("-o,--output", a->output, "output directory")->required()->check(file_name());
   cmd->callback([a] { run_tune(*a); });
 }
 

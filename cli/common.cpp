@@ -44,6 +44,29 @@ CLI::Validator integer_in(int64_t lo, int64_t hi) {
       "INT " + range, "integer range");
 }
 
+CLI::Validator number_in(double lo, double hi) {
+  const std::string range = "from " + fmt(lo, lo < 1 ? 3 : 0) + " to " + fmt(hi, 0);
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        std::size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (s.empty() || used != s.size() || !std::isfinite(v)) return "must be a number " + range + ", got '" + s + "'";
+        if (v < lo || v > hi) return "must be " + range + ", got " + s;
+        return "";
+      },
+      "NUM " + range, "number range");
+}
+
+CLI::Validator file_name() {
+  return CLI::Validator([](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; }, "PATH",
+                        "file name");
+}
+
 std::string printable(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {
@@ -61,6 +84,34 @@ std::string printable(const std::string& s) {
 void warn(const std::string& line) { std::cerr << "fuseplan: warning: " << printable(line) << "\n"; }
 
 CLI::Validator batch_value() { return CLI::Validator(positive_integer_error, "B>=1", "batch size"); }
+
+std::vector<int64_t> parse_batch_list(const std::vector<std::string>& args) {
+  std::vector<int64_t> out;
+  for (const auto& arg : args) {
+    std::stringstream ss(arg + ",");  // a trailing comma leaves no empty item, a doubled one does
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (item.empty()) throw Error("--batch: empty entry in '" + arg + "' (give sizes >= 1, comma separated)");
+      if (const std::string err = positive_integer_error(item); !err.empty()) throw Error("--batch: " + err);
+      const int64_t b = std::stoll(item);
+      if (std::find(out.begin(), out.end(), b) != out.end()) throw Error("--batch: " + item + " given twice");
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+CLI::Validator batch_list() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        try {
+          parse_batch_list({s});
+        } catch (const Error& e) {
+          return std::string(e.what()).substr(std::string("--batch: ").size());
+        }
+        return "";
+      },
+      "B,B,...", "batch sizes");
+}
 
 CLI::Validator dim_value() {
   return CLI::Validator(

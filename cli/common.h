@@ -27,6 +27,12 @@ inline constexpr const char* kBatchHelp =
 /// CLI11 check of a --batch value (also each item of a --batch list): an
 /// integer >= 1; else "--batch: must be an integer >= 1, got '0'".
 CLI::Validator batch_value();
+/// A --batch list (compare): the comma-separated items of every `args`
+/// entry, each an integer >= 1; throws Error for an empty item ('1,,8'), a bad
+/// value or a size given twice.
+std::vector<int64_t> parse_batch_list(const std::vector<std::string>& args);
+/// CLI11 check of one --batch list entry (parse_batch_list on it).
+CLI::Validator batch_list();
 /// CLI11 check of a --dim item: NAME=VALUE with VALUE an integer >= 1.
 CLI::Validator dim_value();
 
@@ -75,6 +81,11 @@ void warn(const std::string& line);
 /// CLI11 check: an integer in [lo, hi]; else "must be an integer from lo to
 /// hi, got 'abc'".
 CLI::Validator integer_in(int64_t lo, int64_t hi);
+/// CLI11 check: a number in [lo, hi]; else "must be a number from lo to hi,
+/// got '-1'".
+CLI::Validator number_in(double lo, double hi);
+/// CLI11 check of a file or folder name given as an option: not empty.
+CLI::Validator file_name();
 
 /// Left-aligned text table with a header row, columns padded to width.
 std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);

@@ -76,5 +76,32 @@ TEST(CliMessages, SayWhatIsWrong) {
   expect_refused(fuseplan({"inspect", model, "--batch", "2", "--dim", "Q\x02=1"}), "no symbolic dim 'Q\\x02'");
 }
 
+TEST(CliCompare, RefusesEmptyOrRepeatedEntriesAndBadValues) {
+  const std::string dir = fresh_dir("compare-args");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::vector<std::string> base = {"compare", model, "--strategies", "unfused"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return fuseplan(args);
+  };
+  expect_refused(with({"--batch", "1,,1"}), "--batch: empty entry in '1,,1' (give sizes >= 1, comma separated)");
+  expect_refused(with({"--batch", "1,8,"}), "--batch: empty entry in '1,8,'");
+  expect_refused(with({"--batch", "1,8,1"}), "--batch: 1 given twice");
+  expect_refused(with({"--batch", "1", "--batch", "1"}), "--batch: 1 given twice");
+  expect_refused(fuseplan({"compare", model, "--batch", "1", "--strategies", ""}),
+                 "--strategies: empty entry in '' (give strategy names, comma separated, or 'all')");
+  expect_refused(fuseplan({"compare", model, "--batch", "1", "--strategies", "cost,cost"}),
+                 "--strategies: cost given twice");
+  expect_refused(with({"--batch", "1", "--time-limit=-1"}), "--time-limit: must be from 0.001 to 86400, got -1");
+  expect_refused(with({"--batch", "1", "--time-limit", "soon"}),
+                 "--time-limit: must be a number from 0.001 to 86400, got 'soon'");
+  expect_refused(with({"--batch", "1", "--csv", ""}), "--csv: must not be empty");
+  expect_refused(with({"--batch", "1", "-o", ""}), "-o");  // compare writes --csv/--chart, has no -o
+  expect_refused(fuseplan({"search", model, "--batch", "1", "-o", ""}), "--output: must not be empty");
+  Result ok = with({"--batch", "1,8"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
 }  // namespace
 }  // namespace fuseplan
