@@ -103,5 +103,48 @@ TEST(CliCompare, RefusesEmptyOrRepeatedEntriesAndBadValues) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// cost/run --plan and explain refuse a plan file that is not the plan that
+// would run (make_plan used to drop the extra group and re-derive the kind).
+TEST(CliPlan, AnExtraGroupOrAGroupOfTheWrongKindIsRefused) {
+  const std::string dir = fresh_dir("plan-edit");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "2", "--device", "host-cpu", "-o", dir + "/p.json"}).code, 0);
+  const std::string plan = slurp(dir + "/p.json");
+  ASSERT_NE(plan.find("\"kind\": \"loop\""), std::string::npos) << plan;
+  const std::string extra = std::regex_replace(plan, std::regex("\"groups\": \\["),
+                                               "\"groups\": [{\"id\": 1, \"kind\": \"single\", \"nodes\": [\"t\"]}, ");
+  const std::string kind = std::regex_replace(plan, std::regex("\"kind\": \"loop\""), "\"kind\": \"horizontal\"");
+  write(dir, "extra.json", extra);
+  write(dir, "kind.json", kind);
+  const std::string extra_msg =
+      "malformed plan: group 0 is extra: every primitive of it is in another group too ('t' is in group 1); remove it";
+  const std::string kind_msg = "malformed plan: group 0 says kind 'horizontal', but its primitives make a 'loop' group";
+  for (const char* cmd : {"cost", "run"}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/extra.json"}), extra_msg);
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/kind.json"}), kind_msg);
+  }
+  expect_refused(fuseplan({"explain", dir + "/extra.json"}), extra_msg);
+}
+
+TEST(CliExplain, AMalformedPlanGetsTheCleanErrorsOfCost) {
+  const std::string dir = fresh_dir("explain-bad");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string broken = write(dir, "broken.json", "{\n");
+  const std::string msg = "malformed plan: not JSON (line 2, column 1: unexpected end of input; expected string literal)";
+  Result e = fuseplan({"explain", broken});
+  expect_refused(e, msg);
+  EXPECT_EQ(e.err.find("json.exception"), std::string::npos) << e.err;
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--plan", broken}), msg);
+  // explain checks what cost checks without the model, and its own fields.
+  const std::string kind = write(dir, "kind.json", R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "blob",
+      "nodes": ["t", "a"]}], "decisions": [], "totals": {"kernels": 1, "predicted_us": 1}})");
+  expect_refused(fuseplan({"explain", kind}), "unknown group kind 'blob'");
+  const std::string decision = write(dir, "decision.json", R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop",
+      "nodes": ["t", "a"]}], "decisions": [{"producer": 1, "consumer": "a"}], "totals": {"kernels": 1,
+      "predicted_us": 1}})");
+  expect_refused(fuseplan({"explain", decision}), "malformed plan: decision 0: 'producer' is not a string");
+}
+
 }  // namespace
 }  // namespace fuseplan
