@@ -146,5 +146,36 @@ TEST(CliExplain, AMalformedPlanGetsTheCleanErrorsOfCost) {
   expect_refused(fuseplan({"explain", decision}), "malformed plan: decision 0: 'producer' is not a string");
 }
 
+#ifdef FUSEPLAN_HAVE_CUDA
+// A group the library call covers whole has no kernels: its row used to put
+// the call under "shape" and "-" under the library-call column.
+TEST(CliEmit, ALibraryCallRowKeepsItsColumns) {
+  const std::string dir = fresh_dir("emit-md");
+  const std::string model = write(dir, "mm.onnxtxt", R"(<ir_version: 8, opset_import: ["" : 17]>
+mm (float[N, 64] x, float[64, 32] w) => (float[N, 32] y) {
+  t = MatMul(x, w)
+  y = Relu(t)
+})");
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "8", "--device", "h100-sxm", "--strategy", "unfused", "-o",
+                      dir + "/p.json"}).code, 0);
+  Result e = fuseplan({"emit", dir + "/p.json", model, "--batch", "8", "--library", "all", "-o", dir + "/out"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  std::stringstream md(slurp(dir + "/out/resources.md"));
+  int rows = 0;
+  for (std::string line; std::getline(md, line);) {
+    if (line.rfind("| 0 |", 0) != 0) continue;
+    ++rows;
+    std::vector<std::string> cells;
+    std::stringstream ss(line.substr(1));
+    for (std::string c; std::getline(ss, c, '|');) cells.push_back(c);
+    ASSERT_EQ(cells.size(), 12u) << line;
+    EXPECT_EQ(cells[3], " 0 ") << line;    // kernels
+    EXPECT_EQ(cells[4], " - ") << line;    // shape
+    EXPECT_EQ(cells[11].rfind(" cublasLtMatmul DEFAULT 8x32x64", 0), 0u) << line;  // library call
+  }
+  EXPECT_EQ(rows, 1);
+}
+#endif
+
 }  // namespace
 }  // namespace fuseplan
