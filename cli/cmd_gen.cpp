@@ -21,7 +21,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 void run_gen(const GenArgs& a) {
   const SyntheticKind kind = synthetic_kind_from_string(a.kind);
-  const bool text = ends_with(a.out, ".onnxtxt") || ends_with(a.out, ".txt");
+  const bool text = ends_with(a.out, ".onnxtxt");
   if (!text && !ends_with(a.out, ".onnx"))
     throw Error("-o " + a.out + ": the file name must end in .onnx (binary) or .onnxtxt (text)");
   const std::string bytes = text ? synthetic_onnx_text(kind, a.primitives) : synthetic_onnx_binary(kind, a.primitives);

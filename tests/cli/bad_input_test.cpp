@@ -177,5 +177,15 @@ mm (float[N, 64] x, float[64, 32] w) => (float[N, 32] y) {
 }
 #endif
 
+TEST(CliGen, RefusesAFileNameThatIsNeitherOnnxNorOnnxtxt) {
+  const std::string dir = fresh_dir("gen");
+  expect_refused(fuseplan({"gen", "--kind", "conv", "--primitives", "200", "-o", dir + "/m.txt"}),
+                 "the file name must end in .onnx (binary) or .onnxtxt (text)");
+  EXPECT_FALSE(fs::exists(dir + "/m.txt"));
+  Result r = fuseplan({"gen", "--kind", "conv", "--primitives", "200", "-o", dir + "/m.onnxtxt"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(fuseplan({"inspect", dir + "/m.onnxtxt", "--batch", "1"}).code, 0);
+}
+
 }  // namespace
 }  // namespace fuseplan
