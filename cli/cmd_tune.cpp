@@ -142,6 +142,7 @@ void run_tune(TuneArgs& a) {
 
 void add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
+  a->model.known_dims_only = true;  // one model: a --dim NAME it lacks is refused (ModelArgs::add_to does this elsewhere)
   auto* cmd = app.add_subcommand("tune", "tune a model per batch size: search, measure, recalibrate; plans, dispatch, reports");
   cmd->add_option("model", a->model.path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
   cmd->add_option("--batch", a->batches, "batch sizes >= 1, comma separated; each binds the batch dim (see search --help)")

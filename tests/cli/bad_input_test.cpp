@@ -29,6 +29,10 @@ TEST(CliDim, ANameTheModelDoesNotHaveIsRefusedWithItsDims) {
   expect_refused(fuseplan({"search", model, "--batch", "2", "--dim", "s=4", "-o", dir + "/p.json"}),
                  "no symbolic dim 's' (its symbolic dims: N, S)");
   EXPECT_FALSE(fs::exists(dir + "/p.json"));
+  expect_refused(fuseplan({"tune", model, "--batch", "1", "--dim", "S=4", "--dim", "Q=3", "--no-peers", "-o",
+                           dir + "/tune"}),
+                 "--dim Q: the model has no symbolic dim 'Q'");
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
   expect_refused(fuseplan({"inspect", write(dir, "fixed.onnxtxt", kStatic), "--dim", "N=2"}),
                  "no symbolic dim 'N' (its shapes are all static)");
   // One --dim set for several models: each ignores what it lacks, but a name
