@@ -35,6 +35,7 @@ void run_accuracy(const AccuracyArgs& a) {
   in.prior = load_device(a.device);
   check_hold(in.prior, a.hold);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
+  check_dims_known(a.loop_models, a.batch, a.dim_args);
   for (const auto& f : a.files) {
     auto rs = read_records(f);
     in.records.insert(in.records.end(), rs.begin(), rs.end());
@@ -65,6 +66,7 @@ void run_accuracy(const AccuracyArgs& a) {
       ma.path = path;
       ma.batch = a.batch;
       ma.dim_args = a.dim_args;
+      ma.known_dims_only = a.loop_models.size() == 1;  // several: check_dims_known
       LoadedModel m = load_model(ma);
       in.loops.push_back(closed_loop(m.graph, fs::path(path).filename().string(), in.prior, pre.fit.device,
                                      a.loop_strategy, a.opts, a.rounds));
@@ -92,7 +94,9 @@ void add_accuracy(CLI::App& app) {
   cmd->add_option("measurements", a->files, "measurement files (JSONL from fuseplan measure)")->required();
   cmd->add_option("--device", a->device, "the uncalibrated device (name or JSON path)")->capture_default_str();
   cmd->add_option("--holdout", a->holdout, "model files scored but not fitted (default: every third model)")->delimiter(',');
-  cmd->add_option("-o,--output", a->out, "report to write (the plot goes next to it as .svg)")->capture_default_str();
+  cmd->add_option("-o,--output", a->out, "report to write (the plot goes next to it as .svg)")
+      ->capture_default_str()
+      ->check(file_name());
   cmd->add_option("--closed-loop", a->loop_models, "models to search with both devices and measure both plans");
   cmd->add_option("--strategy", a->loop_strategy, "strategy of the closed loop")->capture_default_str();
   cmd->add_option("--batch", a->batch, std::string("closed loop: ") + kBatchHelp)->check(batch_value());

@@ -58,7 +58,7 @@ void add_calibrate(CLI::App& app) {
   auto* cmd = app.add_subcommand("calibrate", "fit a device's cost-model parameters to measurement records");
   cmd->add_option("measurements", a->files, "measurement files (JSONL from fuseplan measure)")->required();
   cmd->add_option("--device", a->device, "the device to calibrate (name or JSON path)")->capture_default_str();
-  cmd->add_option("-o,--output", a->out, "calibrated device JSON to write")->required();
+  cmd->add_option("-o,--output", a->out, "calibrated device JSON to write")->required()->check(file_name());
   cmd->add_option("--min-support", a->min_support, "measurements a parameter needs to be fitted (else held at its prior)")
       ->capture_default_str();
   cmd->add_option("--hold", a->hold, "keep these parameters at their prior (e.g. caches[L1].bw_GBps)")->delimiter(',');

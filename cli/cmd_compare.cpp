@@ -6,6 +6,7 @@
 // model × batch. CSV and JSON files are written atomically. --measure also
 // runs every distinct plan on the CPU backend (tune's PlanMeasurer) and draws
 // the measured times as a gnuplot bar chart.
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -23,7 +24,7 @@ namespace {
 struct CompareArgs {
   std::vector<std::string> models;
   std::string device = "h100-sxm";
-  std::vector<int64_t> batches;
+  std::vector<std::string> batch_args;  // "1,8,64" (parse_batch_list)
   std::string strategies = "all";
   std::vector<std::string> dim_args;
   double time_limit_s = 60;
@@ -43,18 +44,19 @@ struct Row {
   double measured_us = -1;  // --measure
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
+// --strategies: 'all', or names each once; an empty entry ('', 'cost,,tvm') is refused.
 std::vector<std::string> chosen_strategies(const std::string& list) {
   if (list == "all") return strategy_names();
-  auto names = split_list(list);
-  for (const auto& n : names) make_strategy(n);  // throws naming the known strategies
+  std::vector<std::string> names;
+  std::stringstream ss(list + ",");
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty())
+      throw Error("--strategies: empty entry in '" + list + "' (give strategy names, comma separated, or 'all')");
+    if (std::find(names.begin(), names.end(), item) != names.end())
+      throw Error("--strategies: " + item + " given twice");
+    make_strategy(item);  // throws naming the known strategies
+    names.push_back(item);
+  }
   return names;
 }
 
@@ -102,7 +104,9 @@ void run_compare(const CompareArgs& a) {
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   if (a.measure) require_cpu_for_measure(d, "compare");
   const auto names = chosen_strategies(a.strategies);
-  std::vector<int64_t> batches = a.batches.empty() ? std::vector<int64_t>{0} : a.batches;
+  const std::vector<int64_t> listed = parse_batch_list(a.batch_args);
+  const std::vector<int64_t> batches = listed.empty() ? std::vector<int64_t>{0} : listed;
+  check_dims_known(a.models, listed.empty() ? std::nullopt : std::optional<int64_t>(listed.front()), a.dim_args);
   SearchOptions o;
   o.time_limit_s = a.time_limit_s;
   std::vector<Row> rows;
@@ -115,7 +119,8 @@ void run_compare(const CompareArgs& a) {
       m.path = path;
       if (b) m.batch = b;
       m.dim_args = a.dim_args;
-      const LoadedModel lm = load_model(m);
+      m.known_dims_only = a.models.size() == 1;  // several: check_dims_known
+      const LoadedModel lm = load_model(m, /*quiet=*/b != batches.front());  // warnings once per model
       const Plan base = search(lm.graph, d, "unfused", o);
       const std::size_t first = rows.size();
       for (const auto& s : names) {
@@ -144,7 +149,7 @@ void run_compare(const CompareArgs& a) {
       write_bar_chart_svg(a.chart, "measured time per strategy on " + d.name, names, clusters);
     } catch (const Error& e) {
       chart_error = e.what();
-      std::cerr << "fuseplan: warning: no chart: " << chart_error << "\n";
+      warn("no chart: " + chart_error);
     }
   }
   if (a.json) {
@@ -175,20 +180,23 @@ void add_compare(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "compare fusion strategies on models under one cost model");
   cmd->add_option("models", a->models, "model files (.onnx / .onnxtxt)")->required();
   cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
-  cmd->add_option("--batch", a->batches, "batch sizes >= 1, comma separated; each binds the batch dim as --batch B of search does")
-      ->delimiter(',')
-      ->check(batch_value());
+  cmd->add_option("--batch", a->batch_args,
+                  "batch sizes >= 1, comma separated, each once; each binds the batch dim as --batch B of search does")
+      ->check(batch_list());
   std::string help = "comma-separated strategies or 'all' (";
   for (const auto& n : strategy_names()) help += n + (n == strategy_names().back() ? ")" : ", ");
   cmd->add_option("--strategies", a->strategies, help)->capture_default_str();
-  cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
+  cmd->add_option("--dim", a->dim_args,
+                  "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once; models without it ignore it)")
       ->check(dim_value());
-  cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")->capture_default_str();
-  cmd->add_option("--csv", a->csv, "also write the table as CSV (atomically)");
+  cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")
+      ->capture_default_str()
+      ->check(number_in(0.001, 86400.0));
+  cmd->add_option("--csv", a->csv, "also write the table as CSV (atomically)")->check(file_name());
   cmd->add_flag("--json", a->json, "print the table as JSON");
   cmd->add_flag("--measure", a->measure, "also run every plan on the CPU backend and chart measured times (gnuplot SVG)");
   cmd->add_option("--repeat", a->repeat, "--measure: timed repetitions per plan (median)")->capture_default_str();
-  cmd->add_option("--chart", a->chart, "--measure: bar chart SVG to write")->capture_default_str();
+  cmd->add_option("--chart", a->chart, "--measure: bar chart SVG to write")->capture_default_str()->check(file_name());
   cmd->callback([a] { run_compare(*a); });
 }
 

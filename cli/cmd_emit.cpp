@@ -125,7 +125,7 @@ void add_emit(CLI::App& app) {
   a->model.add_to(cmd);
   cmd->add_option("--backend", a->backend, "cuda or cpu")->capture_default_str();
   cmd->add_option("--device", a->device, "device (default: the plan's)");
-  cmd->add_option("-o,--output", a->output, "output directory")->required();
+  cmd->add_option("-o,--output", a->output, "output directory")->required()->check(file_name());
   cmd->add_flag("--allow-fma", a->allow_fma, "let NVRTC contract multiply-add (-fmad=true); changes rounding");
   cmd->add_flag("--no-compile", a->no_compile, "write the .cu sources only (no NVRTC)");
   cmd->add_option("--library", a->library,

@@ -21,7 +21,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 void run_gen(const GenArgs& a) {
   const SyntheticKind kind = synthetic_kind_from_string(a.kind);
-  const bool text = ends_with(a.out, ".onnxtxt") || ends_with(a.out, ".txt");
+  const bool text = ends_with(a.out, ".onnxtxt");
   if (!text && !ends_with(a.out, ".onnx"))
     throw Error("-o " + a.out + ": the file name must end in .onnx (binary) or .onnxtxt (text)");
   const std::string bytes = text ? synthetic_onnx_text(kind, a.primitives) : synthetic_onnx_binary(kind, a.primitives);
@@ -36,7 +36,7 @@ void add_gen(CLI::App& app) {
   auto* cmd = app.add_subcommand("gen", "write a synthetic model with an exact primitive count (benchmarks)");
   cmd->add_option("--kind", args->kind, "transformer | conv | mixed (default transformer)");
   cmd->add_option("--primitives", args->primitives, "primitives after import (default 1000)")->required();
-  cmd->add_option("-o,--output", args->out, "FILE.onnx or FILE.onnxtxt")->required();
+  cmd->add_option("-o,--output", args->out, "FILE.onnx or FILE.onnxtxt")->required()->check(file_name());
   cmd->callback([args] { run_gen(*args); });
 }
 

@@ -30,6 +30,7 @@ struct MeasureArgs {
 void run_measure(const MeasureArgs& a) {
   const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
+  check_dims_known(a.models, a.batch, a.dim_args);
   ProfileOptions o = a.opts;
   o.flush = flush_policy_from_string(a.flush);
   auto prof = make_profiler(d);
@@ -41,6 +42,7 @@ void run_measure(const MeasureArgs& a) {
     ma.path = path;
     ma.batch = a.batch;
     ma.dim_args = a.dim_args;
+    ma.known_dims_only = a.models.size() == 1;  // several: check_dims_known
     LoadedModel m = load_model(ma);
     const std::string file = std::filesystem::path(path).filename().string();
     for (const auto& s : a.strategies) {
@@ -77,14 +79,14 @@ void add_measure(CLI::App& app) {
       ->check(dim_value());
   cmd->add_option("--device", a->device, "device: name or JSON path (cpu: CPU backend, gpu: CUPTI)")->capture_default_str();
   cmd->add_option("--strategies", a->strategies, "strategies whose plans are measured")->delimiter(',')->capture_default_str();
-  cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout");
+  cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout")->check(file_name());
   cmd->add_flag("--append", a->append, "append to the output file instead of replacing it");
   cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")->capture_default_str();
   cmd->add_option("--warmup", a->opts.warmup, "untimed runs first")->capture_default_str();
   cmd->add_option("--flush", a->flush, "cache flush between repetitions: auto, always, never")->capture_default_str();
   cmd->add_option("--threads", a->opts.threads, "CPU: OpenMP threads (0 = default)")
       ->capture_default_str()
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(integer_in(0, kMaxThreads));
   cmd->add_flag("!--no-counters", a->opts.counters, "do not read hardware counters");
   cmd->callback([a] { run_measure(*a); });
 }

@@ -18,7 +18,8 @@ void add_probe(CLI::App& app) {
   cmd->add_option("-o,--output", *out,
                   "device JSON to write (use it as --device FILE); only -o SOURCE_TREE/configs/devices/host-cpu.json "
                   "replaces the shipped host-cpu device")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(file_name());
   cmd->callback([out] {
     ProbeResult r = run_probe(&std::cerr);
     write_device_file(r.device, *out);

@@ -54,13 +54,13 @@ void add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "run the model through the CPU backend's fused kernels, time and verify");
   a->model.add_to(cmd);
-  cmd->add_option("--plan", a->plan, "plan JSON (default: search one now with --strategy)");
+  cmd->add_option("--plan", a->plan, "plan JSON (default: search one now with --strategy)")->check(file_name());
   cmd->add_option("--device", a->device, "device whose cost model prices the plan")->capture_default_str();
   cmd->add_option("--strategy", a->strategy, "strategy when no --plan is given")->capture_default_str();
   cmd->add_flag("--verify", a->opts.verify, "compare every output with the reference executor (bit-identical)");
   cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")->capture_default_str();
   cmd->add_option("--threads", a->opts.threads, "OpenMP threads for the kernels (default: OMP_NUM_THREADS, else all cores)")
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(integer_in(0, kMaxThreads));
   cmd->add_option("--inputs", a->opts.inputs, "directory of NAME.npy inputs (default: seeded random)");
   cmd->add_flag("--json", a->json, "print the result as JSON");
   cmd->callback([a] { run_run(*a); });

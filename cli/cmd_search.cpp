@@ -142,11 +142,11 @@ void add_search(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy, "fusion strategy")->capture_default_str();
   cmd->add_option("--max-group-size", a->max_group_size, "primitives per kernel at most")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(integer_in(1, 1 << 20));
   cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 86400.0));
-  cmd->add_option("-o,--output", a->output, "plan JSON to write (atomically)");
+      ->check(number_in(0.001, 86400.0));
+  cmd->add_option("-o,--output", a->output, "plan JSON to write (atomically)")->check(file_name());
   cmd->add_flag("--measure-registers", a->measure_registers,
                 "compile candidate groups with NVRTC for the device arch; the search prices them with the measured "
                 "registers/spills instead of the estimate, and the plan records both");
@@ -158,7 +158,7 @@ void add_cost(CLI::App& app) {
   auto* cmd = app.add_subcommand("cost", "per-group predicted cost of a plan (default: the unfused plan)");
   a->model.add_to(cmd);
   cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
-  cmd->add_option("--plan", a->plan, "plan JSON to price instead of the unfused plan");
+  cmd->add_option("--plan", a->plan, "plan JSON to price instead of the unfused plan")->check(file_name());
   cmd->add_flag("--json", a->json, "print the priced plan as JSON");
   cmd->callback([a] { run_cost(*a); });
 }

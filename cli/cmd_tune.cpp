@@ -111,7 +111,7 @@ void run_tune(TuneArgs& a) {
   }
   printer.finish();
   ::sigaction(SIGINT, &old, nullptr);
-  for (const auto& w : r.warnings) std::cerr << "fuseplan: warning: " << w << "\n";
+  for (const auto& w : r.warnings) warn(w);
   std::vector<std::vector<std::string>> rows;
   for (const auto& b : r.batches) {
     const BatchReport rep = batch_report(b, a.opts.strategy);
@@ -142,6 +142,7 @@ void run_tune(TuneArgs& a) {
 
 void add_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
+  a->model.known_dims_only = true;  // one model: a --dim NAME it lacks is refused (ModelArgs::add_to does this elsewhere)
   auto* cmd = app.add_subcommand("tune", "tune a model per batch size: search, measure, recalibrate; plans, dispatch, reports");
   cmd->add_option("model", a->model.path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
   cmd->add_option("--batch", a->batches, "batch sizes >= 1, comma separated; each binds the batch dim (see search --help)")
@@ -156,10 +157,11 @@ void add_tune(CLI::App& app) {
   cmd->add_option("--rounds", a->opts.rounds, "measured rounds per batch size at most")->capture_default_str();
   cmd->add_option("--repeat", a->opts.run.repeat, "timed repetitions per measurement (median)")->capture_default_str();
   cmd->add_option("--peer-time-limit", a->opts.peer_time_limit_s, "seconds for exact peer strategies (optimal)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0.001, 86400.0));
   cmd->add_flag("--no-peers", a->no_peers, "skip the peer strategies in summary.md");
   cmd->add_flag("--no-svg", a->no_svg, "write DOT only (no `dot -Tsvg`)");
-  cmd->add_option("-o,--output", a->output, "output directory")->required();
+  cmd->add_option("-o,--output", a->output, "output directory")->required()->check(file_name());
   cmd->callback([a] { run_tune(*a); });
 }
 

@@ -26,7 +26,92 @@ std::string positive_integer_error(const std::string& s) {
 }
 }  // namespace
 
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  const std::string range = "from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(s, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (s.empty() || used != s.size()) return "must be an integer " + range + ", got '" + s + "'";
+        if (v < lo || v > hi) return "must be " + range + ", got " + s;
+        return "";
+      },
+      "INT " + range, "integer range");
+}
+
+CLI::Validator number_in(double lo, double hi) {
+  const std::string range = "from " + fmt(lo, lo < 1 ? 3 : 0) + " to " + fmt(hi, 0);
+  return CLI::Validator(
+      [lo, hi, range](std::string& s) -> std::string {
+        std::size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (s.empty() || used != s.size() || !std::isfinite(v)) return "must be a number " + range + ", got '" + s + "'";
+        if (v < lo || v > hi) return "must be " + range + ", got " + s;
+        return "";
+      },
+      "NUM " + range, "number range");
+}
+
+CLI::Validator file_name() {
+  return CLI::Validator([](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; }, "PATH",
+                        "file name");
+}
+
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", c);
+    out += buf;
+  }
+  return out;
+}
+
+void warn(const std::string& line) { std::cerr << "fuseplan: warning: " << printable(line) << "\n"; }
+
 CLI::Validator batch_value() { return CLI::Validator(positive_integer_error, "B>=1", "batch size"); }
+
+std::vector<int64_t> parse_batch_list(const std::vector<std::string>& args) {
+  std::vector<int64_t> out;
+  for (const auto& arg : args) {
+    std::stringstream ss(arg + ",");  // a trailing comma leaves no empty item, a doubled one does
+    for (std::string item; std::getline(ss, item, ',');) {
+      if (item.empty()) throw Error("--batch: empty entry in '" + arg + "' (give sizes >= 1, comma separated)");
+      if (const std::string err = positive_integer_error(item); !err.empty()) throw Error("--batch: " + err);
+      const int64_t b = std::stoll(item);
+      if (std::find(out.begin(), out.end(), b) != out.end()) throw Error("--batch: " + item + " given twice");
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+CLI::Validator batch_list() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        try {
+          parse_batch_list({s});
+        } catch (const Error& e) {
+          return std::string(e.what()).substr(std::string("--batch: ").size());
+        }
+        return "";
+      },
+      "B,B,...", "batch sizes");
+}
 
 CLI::Validator dim_value() {
   return CLI::Validator(
@@ -60,6 +145,7 @@ void ModelArgs::add_to(CLI::App* app, bool positional) {
   app->add_option("--batch", batch, kBatchHelp)->check(batch_value());
   app->add_option("--dim", dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
       ->check(dim_value());
+  known_dims_only = true;
 }
 
 ImportOptions ModelArgs::import_options() const {
@@ -69,6 +155,7 @@ ImportOptions ModelArgs::import_options() const {
     o.batch = *batch;
   }
   o.dims = parse_dims(dim_args);
+  o.known_dims_only = known_dims_only;
   return o;
 }
 
@@ -79,11 +166,33 @@ std::map<std::string, int64_t> ModelArgs::dims() const {
   return out;
 }
 
-LoadedModel load_model(const ModelArgs& a) {
+LoadedModel load_model(const ModelArgs& a, bool quiet) {
   LoadedModel m{import_model(a.path, a.import_options()), ""};
   m.sha256 = sha256_hex(read_file(a.path));
-  for (const auto& w : m.graph.warnings) std::cerr << "fuseplan: warning: " << w << "\n";
+  if (!quiet)
+    for (const auto& w : m.graph.warnings) warn(w);
   return m;
+}
+
+void check_dims_known(const std::vector<std::string>& models, std::optional<int64_t> batch,
+                      const std::vector<std::string>& dim_args) {
+  if (models.size() < 2 || dim_args.empty()) return;
+  std::vector<std::string> known;
+  for (const auto& path : models) {
+    ModelArgs m;
+    m.path = path;
+    m.batch = batch;
+    m.dim_args = dim_args;
+    for (const auto& d : import_model(path, m.import_options()).symbolic_dims)
+      if (std::find(known.begin(), known.end(), d) == known.end()) known.push_back(d);
+  }
+  for (const auto& [name, v] : parse_dims(dim_args)) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw Error("--dim " + name + ": none of the models has a symbolic dim '" + name + "' (" +
+                (known.empty() ? std::string("their shapes are all static") : "their symbolic dims: " + list) + ")");
+  }
 }
 
 std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {

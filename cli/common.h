@@ -27,6 +27,12 @@ inline constexpr const char* kBatchHelp =
 /// CLI11 check of a --batch value (also each item of a --batch list): an
 /// integer >= 1; else "--batch: must be an integer >= 1, got '0'".
 CLI::Validator batch_value();
+/// A --batch list (compare): the comma-separated items of every `args`
+/// entry, each an integer >= 1; throws Error for an empty item ('1,,8'), a bad
+/// value or a size given twice.
+std::vector<int64_t> parse_batch_list(const std::vector<std::string>& args);
+/// CLI11 check of one --batch list entry (parse_batch_list on it).
+CLI::Validator batch_list();
 /// CLI11 check of a --dim item: NAME=VALUE with VALUE an integer >= 1.
 CLI::Validator dim_value();
 
@@ -39,6 +45,10 @@ struct ModelArgs {
   std::string path;
   std::optional<int64_t> batch;  // --batch B (>= 1)
   std::vector<std::string> dim_args;  // "NAME=VALUE"
+  /// A --dim NAME the model does not have is an error (ImportOptions); set by
+  /// add_to. Commands that give one --dim set to several models leave it off
+  /// and call check_dims_known.
+  bool known_dims_only = false;
 
   void add_to(CLI::App* app, bool positional = true);
   /// Throws Error for --batch < 1, a malformed --dim or a NAME given twice.
@@ -51,8 +61,31 @@ struct LoadedModel {
   Graph graph;
   std::string sha256;
 };
-/// Imports the model; prints its warnings to stderr (one line each).
-LoadedModel load_model(const ModelArgs& a);
+/// Imports the model; prints its warnings to stderr (one line each) unless
+/// `quiet` (a model loaded again at another batch size).
+LoadedModel load_model(const ModelArgs& a, bool quiet = false);
+
+/// One --dim set for several models (compare, measure, accuracy): each model
+/// ignores the names it lacks, but a NAME none of `models` has is an error
+/// listing their symbolic dims. Imports each model (at `batch`) when there
+/// are several and --dim is given; one model checks itself (ModelArgs).
+void check_dims_known(const std::vector<std::string>& models, std::optional<int64_t> batch,
+                      const std::vector<std::string>& dim_args);
+
+/// `s` with control and other non-printable bytes as \xNN (error and warning
+/// lines name files, dims and devices as the user typed them).
+std::string printable(const std::string& s);
+/// Prints "fuseplan: warning: <line>" (printable) to stderr.
+void warn(const std::string& line);
+
+/// CLI11 check: an integer in [lo, hi]; else "must be an integer from lo to
+/// hi, got 'abc'".
+CLI::Validator integer_in(int64_t lo, int64_t hi);
+/// CLI11 check: a number in [lo, hi]; else "must be a number from lo to hi,
+/// got '-1'".
+CLI::Validator number_in(double lo, double hi);
+/// CLI11 check of a file or folder name given as an option: not empty.
+CLI::Validator file_name();
 
 /// Left-aligned text table with a header row, columns padded to width.
 std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);

@@ -1,5 +1,6 @@
 // fuseplan: cost-model-driven operator-fusion search. Each sub-command lives
-// in its own cli/cmd_*.cpp; errors become one line on stderr and exit code 2.
+// in its own cli/cmd_*.cpp; errors become one line on stderr and exit code 2
+// (non-printable bytes escaped, cli/common.h printable).
 #include <iostream>
 
 #include "cli/common.h"
@@ -34,16 +35,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "fuseplan: error: " << e.what() << "\n";
+    std::cerr << "fuseplan: error: " << fuseplan::cli::printable(e.what()) << "\n";
     return 2;
   } catch (const fuseplan::Error& e) {
-    std::cerr << "fuseplan: error: " << e.what() << "\n";
+    std::cerr << "fuseplan: error: " << fuseplan::cli::printable(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "fuseplan: error: out of memory\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "fuseplan: internal error: " << e.what() << "\n";
+    std::cerr << "fuseplan: internal error: " << fuseplan::cli::printable(e.what()) << "\n";
     return 3;
   }
   return 0;

@@ -202,6 +202,9 @@ DeviceSpec load_device(const std::string& name_or_path) {
   std::error_code ec;
   if (looks_like_path(name_or_path) || fs::is_regular_file(name_or_path, ec)) {
     path = name_or_path;
+    if (fs::is_directory(path, ec))
+      throw Error("device '" + name_or_path + "' is a directory, not a device JSON file (known devices: " +
+                  known_list() + ")");
     if (!fs::is_regular_file(path, ec))
       throw Error("device file '" + name_or_path + "' not found (known devices: " + known_list() + ")");
     default_name = path.stem().string();

@@ -47,6 +47,8 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 }
 
 std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("cannot read '" + path + "': it is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open '" + path + "': " + std::strerror(errno));
   std::ostringstream ss;

@@ -1,5 +1,7 @@
 #include "emit/plan_json.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +45,80 @@ ordered_json cost_json(const GroupCost& c) {
 const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) bad(where + " has no '" + key + "'");
   return j.at(key);
+}
+
+std::string string_field(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto& v = field(j, key, where);
+  if (!v.is_string()) bad(where + ": '" + key + "' is not a string");
+  return v.get<std::string>();
+}
+
+double number_field(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto& v = field(j, key, where);
+  if (!v.is_number()) bad(where + ": '" + key + "' is not a number");
+  return v.get<double>();
+}
+
+// The JSON library's message without its "[json.exception.parse_error.101]"
+// tag and parser jargon: "line 2, column 1: unexpected end of input; ...".
+std::string json_error(const nlohmann::json::exception& e) {
+  std::string msg = e.what();
+  const auto tag = msg.find("] ");
+  if (msg.rfind("[json.exception.", 0) == 0 && tag != std::string::npos) msg = msg.substr(tag + 2);
+  if (msg.rfind("parse error at ", 0) == 0) msg = msg.substr(std::string("parse error at ").size());
+  const auto syntax = msg.find("syntax error while parsing ");
+  const auto dash = syntax == std::string::npos ? syntax : msg.find(" - ", syntax);
+  if (dash != std::string::npos) msg.erase(syntax, dash + 3 - syntax);
+  for (char& ch : msg)
+    if (ch == '\n') ch = ' ';
+  return msg;
+}
+
+nlohmann::json parse_plan(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    bad("not JSON (" + json_error(e) + ")");
+  }
+}
+
+// What can be checked without the model: the schema, each group's kind and
+// node names, and that every group computes a primitive no other group does
+// (make_plan drops one that only recomputes others': the file would not be
+// the plan that runs). Returns each group's node names.
+std::vector<std::vector<std::string>> checked_groups(const nlohmann::json& j) {
+  const auto& schema = field(j, "schema", "plan");
+  if (!schema.is_string() || schema.get<std::string>() != kPlanSchema)
+    bad("schema is " + schema.dump() + ", expected \"" + kPlanSchema + "\"");
+  const auto& groups = field(j, "groups", "plan");
+  if (!groups.is_array()) bad("'groups' is not an array");
+  std::vector<std::vector<std::string>> out;
+  std::map<std::string, std::vector<std::size_t>> holders;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::string where = "group " + std::to_string(i);
+    group_kind_from_string(string_field(groups[i], "kind", where));
+    const auto& nodes = field(groups[i], "nodes", where);
+    if (!nodes.is_array() || nodes.empty()) bad(where + ": 'nodes' is not a non-empty array");
+    std::vector<std::string> names;
+    for (const auto& n : nodes) {
+      if (!n.is_string()) bad(where + ": node names must be strings");
+      const std::string name = n.get<std::string>();
+      if (std::find(names.begin(), names.end(), name) != names.end()) bad(where + " lists '" + name + "' twice");
+      names.push_back(name);
+      holders[name].push_back(i);
+    }
+    out.push_back(std::move(names));
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    bool redundant = true;
+    for (const auto& n : out[i]) redundant = redundant && holders[n].size() > 1;
+    if (!redundant) continue;
+    const auto& h = holders[out[i][0]];
+    const std::size_t other = h[0] == i ? h[1] : h[0];
+    bad("group " + std::to_string(i) + " is extra: every primitive of it is in another group too ('" + out[i][0] +
+        "' is in group " + std::to_string(other) + "); remove it");
+  }
+  return out;
 }
 
 }  // namespace
@@ -104,19 +180,9 @@ std::string plan_to_json(const Graph& g, const Plan& plan) {
 
 Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, const std::string& model_sha256,
                const std::map<std::string, int64_t>& dims) {
-  nlohmann::json j;
+  const nlohmann::json j = parse_plan(text);
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    std::string msg = e.what();
-    for (char& ch : msg)
-      if (ch == '\n') ch = ' ';
-    bad("not JSON (" + msg + ")");
-  }
-  try {
-    const auto& schema = field(j, "schema", "plan");
-    if (!schema.is_string() || schema.get<std::string>() != kPlanSchema)
-      bad("schema is " + schema.dump() + ", expected \"" + kPlanSchema + "\"");
+    const std::vector<std::vector<std::string>> group_names = checked_groups(j);
     if (!model_sha256.empty() && j.contains("model") && j["model"].is_object() && j["model"].contains("sha256")) {
       const std::string h = j["model"]["sha256"].get<std::string>();
       if (!h.empty() && h != model_sha256)
@@ -134,32 +200,38 @@ Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, con
                       std::to_string(it->second));
       }
     }
-    const auto& groups = field(j, "groups", "plan");
-    if (!groups.is_array()) bad("'groups' is not an array");
     std::vector<std::vector<NodeId>> partition;
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      const std::string where = "group " + std::to_string(i);
-      const auto& kind = field(groups[i], "kind", where);
-      if (!kind.is_string()) bad(where + ": 'kind' is not a string");
-      group_kind_from_string(kind.get<std::string>());
-      const auto& nodes = field(groups[i], "nodes", where);
-      if (!nodes.is_array() || nodes.empty()) bad(where + ": 'nodes' is not a non-empty array");
+    for (std::size_t i = 0; i < group_names.size(); ++i) {
       std::vector<NodeId> part;
-      for (const auto& n : nodes) {
-        if (!n.is_string()) bad(where + ": node names must be strings");
-        const NodeId id = g.find(n.get<std::string>());
-        if (id == kNoNode) bad(where + ": no primitive named '" + n.get<std::string>() + "' in the model");
+      for (const auto& name : group_names[i]) {
+        const NodeId id = g.find(name);
+        if (id == kNoNode) bad("group " + std::to_string(i) + ": no primitive named '" + name + "' in the model");
         part.push_back(id);
       }
+      std::sort(part.begin(), part.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
       partition.push_back(std::move(part));
     }
     if (j.contains("decisions")) {
       const auto& decs = j["decisions"];
       if (!decs.is_array()) bad("'decisions' is not an array");
-      for (const auto& dj : decs) action_from_string(field(dj, "action", "decision").get<std::string>());
+      for (std::size_t i = 0; i < decs.size(); ++i)
+        action_from_string(string_field(decs[i], "action", "decision " + std::to_string(i)));
     }
     std::string strategy = j.contains("strategy") && j["strategy"].is_string() ? j["strategy"].get<std::string>() : "";
-    Plan plan = make_plan(g, d, std::move(partition), strategy);
+    Plan plan = make_plan(g, d, partition, strategy);
+    // make_plan derives each kind from the primitives (and orders the groups):
+    // a file whose kind differs is not the plan that would run.
+    std::map<std::vector<NodeId>, const Group*> made;
+    for (const auto& grp : plan.groups) made[grp.nodes] = &grp;
+    for (std::size_t i = 0; i < partition.size(); ++i) {
+      const std::string kind = j["groups"][i]["kind"].get<std::string>();
+      const auto it = made.find(partition[i]);
+      if (it == made.end()) bad("group " + std::to_string(i) + " is not a kernel of the plan it makes");
+      const std::string derived(to_string(it->second->kind));
+      if (kind != derived)
+        bad("group " + std::to_string(i) + " says kind '" + kind + "', but its primitives make a '" + derived +
+            "' group");
+    }
     if (j.contains("status") && j["status"].is_string()) plan.status = j["status"].get<std::string>();
     if (j.contains("model") && j["model"].is_object()) {
       if (j["model"].contains("path") && j["model"]["path"].is_string()) plan.model_path = j["model"]["path"];
@@ -171,10 +243,44 @@ Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, con
       if (plan.dims.count(k)) plan.dims[k] = v;  // where it is instantiated (a batch size may differ)
     return plan;
   } catch (const nlohmann::json::exception& e) {
-    std::string msg = e.what();
-    for (char& ch : msg)
-      if (ch == '\n') ch = ' ';
-    bad(msg);
+    bad(json_error(e));
+  }
+}
+
+PlanLog read_plan_log(const std::string& text) {
+  const nlohmann::json j = parse_plan(text);
+  try {
+    PlanLog log;
+    log.groups = checked_groups(j);
+    if (j.contains("strategy") && j["strategy"].is_string()) log.strategy = j["strategy"].get<std::string>();
+    if (j.contains("device") && j["device"].is_string()) log.device = j["device"].get<std::string>();
+    const auto& totals = field(j, "totals", "plan");
+    const auto& kernels = field(totals, "kernels", "totals");
+    if (!kernels.is_number_integer()) bad("totals: 'kernels' is not an integer");
+    log.kernels = kernels.get<int64_t>();
+    log.predicted_us = number_field(totals, "predicted_us", "totals");
+    std::set<std::string> in_groups;
+    for (const auto& names : log.groups) in_groups.insert(names.begin(), names.end());
+    const auto& decs = field(j, "decisions", "plan");
+    if (!decs.is_array()) bad("'decisions' is not an array");
+    for (std::size_t i = 0; i < decs.size(); ++i) {
+      const std::string where = "decision " + std::to_string(i);
+      DecisionRecord d;
+      d.producer = string_field(decs[i], "producer", where);
+      d.consumer = string_field(decs[i], "consumer", where);
+      for (const auto& n : {d.producer, d.consumer})
+        if (!in_groups.count(n)) bad(where + ": '" + n + "' is in no group");
+      d.action = action_from_string(string_field(decs[i], "action", where));
+      const auto& blocker = field(decs[i], "blocker", where);
+      if (!blocker.is_null() && !blocker.is_string()) bad(where + ": 'blocker' is neither a string nor null");
+      if (blocker.is_string()) d.blocker = blocker_from_string(blocker.get<std::string>());
+      d.reason = string_field(decs[i], "reason", where);
+      d.delta_us = number_field(decs[i], "delta_us", where);
+      log.decisions.push_back(std::move(d));
+    }
+    return log;
+  } catch (const nlohmann::json::exception& e) {
+    bad(json_error(e));
   }
 }
 

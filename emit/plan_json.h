@@ -14,9 +14,11 @@ inline constexpr const char* kPlanSchema = "fuseplan.plan/1";
 std::string plan_to_json(const Graph& g, const Plan& plan);
 
 /// Parses plan JSON and validates it against the model: schema version,
-/// every node name exists, every non-source primitive is covered, kinds and
-/// actions are known words, the model hash and dims match when the plan
-/// records them — except "batch": a partition holds at any batch size (tune's
+/// every node name exists (once per group), every non-source primitive is
+/// covered, kinds and actions are known words, each group's kind is the one
+/// its primitives make, every group computes a primitive no other group does
+/// (none is extra), the model hash and dims match when the plan records them
+/// — except "batch": a partition holds at any batch size (tune's
 /// dispatch.json serves a range of sizes with one plan). Returns the plan
 /// re-derived for `d` by make_plan (costs re-priced at the model's dims,
 /// decisions re-logged, `dims` updated to them) with the file's
@@ -24,5 +26,19 @@ std::string plan_to_json(const Graph& g, const Plan& plan);
 /// Throws Error (one line, naming the field) on malformed or mismatched input.
 Plan load_plan(const std::string& json_text, const Graph& g, const DeviceSpec& d,
                const std::string& model_sha256 = "", const std::map<std::string, int64_t>& dims = {});
+
+/// A plan file's decision log, read without the model (`explain`).
+struct PlanLog {
+  std::string strategy, device;
+  int64_t kernels = 0;
+  double predicted_us = 0;                     // totals
+  std::vector<std::vector<std::string>> groups;  // node names per group
+  std::vector<DecisionRecord> decisions;
+};
+/// Parses plan JSON with every check of load_plan that needs no model
+/// (schema, group kinds and names, no extra group), and requires `totals` and
+/// complete decisions whose primitives are in groups. Throws Error (one line,
+/// "malformed plan: ...") like load_plan.
+PlanLog read_plan_log(const std::string& json_text);
 
 }  // namespace fuseplan

@@ -1,5 +1,6 @@
 // Graph inputs: which are data inputs and which are weight placeholders, and
 // binding their symbolic dims (--batch, --dim NAME=V). See graph/README.md.
+#include <algorithm>
 #include <unordered_set>
 
 #include "graph/import_internal.h"
@@ -17,6 +18,62 @@ bool activation_slot(const std::string& op, int slot) {
   if (slot == 0 && first.count(op)) return true;
   if ((op == "Gather" || op == "GatherElements" || op == "GatherND") && slot == 1) return true;
   return false;
+}
+
+// Named dims of `vi` (a declared tensor type) appended to `out` once each.
+void add_dim_params(const onnx::ValueInfoProto& vi, std::vector<std::string>& out) {
+  if (!vi.type().tensor_type().has_shape()) return;
+  for (const auto& d : vi.type().tensor_type().shape().dim())
+    if (d.has_dim_param() && !d.dim_param().empty() &&
+        std::find(out.begin(), out.end(), d.dim_param()) == out.end())
+      out.push_back(d.dim_param());
+}
+
+// The dim_params of the declared types --dim also binds (bind_declared):
+// outputs, value_info, and every subgraph's inputs, outputs and value_info.
+void add_declared_dims(const onnx::GraphProto& g, std::vector<std::string>& out, bool with_inputs) {
+  if (with_inputs)
+    for (const auto& vi : g.input()) add_dim_params(vi, out);
+  for (const auto& vi : g.output()) add_dim_params(vi, out);
+  for (const auto& vi : g.value_info()) add_dim_params(vi, out);
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) add_declared_dims(a.g(), out, true);
+      for (const auto& sub : a.graphs()) add_declared_dims(sub, out, true);
+    }
+}
+
+// Graph::symbolic_dims (graph.h): the inputs' dims first ("x:k" for an
+// unnamed one), then the declared types'.
+std::vector<std::string> symbolic_dim_names(const onnx::GraphProto& g) {
+  std::unordered_set<std::string> inits;
+  for (const auto& i : g.initializer()) inits.insert(i.name());
+  std::vector<std::string> out;
+  for (const auto& in : g.input()) {
+    if (inits.count(in.name()) || !in.type().tensor_type().has_shape()) continue;
+    const auto& sh = in.type().tensor_type().shape();
+    for (int d = 0; d < sh.dim_size(); ++d) {
+      if (dim_static(sh.dim(d))) continue;
+      const auto& dim = sh.dim(d);
+      const std::string name =
+          dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param() : in.name() + ":" + std::to_string(d);
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+  }
+  add_declared_dims(g, out, false);
+  return out;
+}
+
+// With known_dims_only: a --dim NAME the model does not have is an error.
+void check_known_dims(const ImportOptions& opts, const std::vector<std::string>& known) {
+  if (!opts.known_dims_only) return;
+  for (const auto& [name, v] : opts.dims) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw Error("--dim " + name + ": the model has no symbolic dim '" + name + "' (" +
+                (known.empty() ? std::string("its shapes are all static") : "its symbolic dims: " + list) + ")");
+  }
 }
 
 // --batch B binds the batch dim (graph/README.md, "Binding dims"): the
@@ -97,6 +154,8 @@ void bind_inputs(Ctx& ctx, const onnx::GraphProto& g) {
     if (v <= 0) throw Error("invalid value " + std::to_string(v) + " for dim '" + k + "' (must be >= 1)");
   if (ctx.opts.batch && *ctx.opts.batch <= 0)
     throw Error("invalid batch " + std::to_string(*ctx.opts.batch) + " (must be >= 1)");
+  ctx.g.symbolic_dims = symbolic_dim_names(g);
+  check_known_dims(ctx.opts, ctx.g.symbolic_dims);
   ctx.dims = ctx.opts.dims;
   std::unordered_set<std::string> inits;
   for (const auto& i : g.initializer()) inits.insert(i.name());
@@ -104,7 +163,16 @@ void bind_inputs(Ctx& ctx, const onnx::GraphProto& g) {
   // --batch: the batch dim (bind_batch); unnamed leading dims it binds by position.
   std::vector<int> batch_dim(g.input_size(), -1);
   const std::string batch = ctx.opts.batch ? bind_batch(ctx, g, mask, batch_dim) : "";
+  if (ctx.opts.batch && batch.empty())
+    ctx.warn("--batch " + std::to_string(*ctx.opts.batch) +
+             " is ignored: no data input has a symbolic leading (batch) dim" +
+             (ctx.g.symbolic_dims.empty() ? std::string(" (the model's shapes are static)") : ""));
   const std::string batch_note = batch.empty() ? "" : "; --batch binds only the batch dim " + batch;
+  // Without --batch, an unbound leading dim of a data input is what --batch binds.
+  auto use = [&](int k, int d, const std::string& dim_arg) {
+    if (!ctx.opts.batch && d == 0 && mask[k]) return "use --batch B to bind the batch dim, or --dim " + dim_arg + "=V";
+    return "use --dim " + dim_arg + "=V" + batch_note;
+  };
   for (int k = 0; k < g.input_size(); ++k) {
     const auto& in = g.input(k);
     if (inits.count(in.name())) continue;
@@ -127,11 +195,11 @@ void bind_inputs(Ctx& ctx, const onnx::GraphProto& g) {
         t.type.shape.push_back(ctx.dims.at(dim.dim_param()));
       else if (d == batch_dim[k]) t.type.shape.push_back(*ctx.opts.batch);
       else if (dim.has_dim_param() && !dim.dim_param().empty())
-        throw Error("unbound symbolic dim '" + dim.dim_param() + "' of input '" + in.name() + "' (use --dim " +
-                    dim.dim_param() + "=V" + batch_note + ")");
+        throw Error("unbound symbolic dim '" + dim.dim_param() + "' of input '" + in.name() + "' (" +
+                    use(k, d, dim.dim_param()) + ")");
       else
-        throw Error("unbound unnamed dim " + std::to_string(d) + " of input '" + in.name() + "' (use --dim " +
-                    in.name() + ":" + std::to_string(d) + "=V" + batch_note + ")");
+        throw Error("unbound unnamed dim " + std::to_string(d) + " of input '" + in.name() + "' (" +
+                    use(k, d, in.name() + ":" + std::to_string(d)) + ")");
     }
     t.type.numel();  // overflow check
     ctx.t.emplace(in.name(), std::move(t));

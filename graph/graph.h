@@ -123,6 +123,10 @@ class Graph {
  public:
   std::string name;
   std::vector<std::string> warnings;  // import warnings, one line each
+  /// What --dim can bind, for messages: the dim_params of the graph inputs,
+  /// then of outputs and value_info (subgraphs too), and "x:k" for an unnamed
+  /// symbolic dim k of input x; first occurrence order.
+  std::vector<std::string> symbolic_dims;
 
   NodeId add_node(Primitive p);
   /// consumer reads producer's output as operand index `operand`.

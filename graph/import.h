@@ -25,9 +25,15 @@ namespace fuseplan {
 /// Graph::warnings; one that is ([S, S] masks) is left to `dims`. Only leading
 /// dims: x[1, S] is not touched.
 /// `dims`: binds a named dim_param anywhere; it wins over `batch`.
+/// `known_dims_only`: a `dims` name that is none of Graph::symbolic_dims is an
+/// error naming it and listing them (the CLI's --dim); off, it is ignored (one
+/// set of dims for many models: tests, fuzzers, `measure MODEL...`).
+/// `batch` binding nothing (no data input has a symbolic leading dim) adds
+/// one line to Graph::warnings.
 struct ImportOptions {
   std::optional<int64_t> batch;
   std::map<std::string, int64_t> dims;
+  bool known_dims_only = false;
 };
 
 /// Imports a model file; the format is chosen by extension (.onnxtxt/.txt =

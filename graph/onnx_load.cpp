@@ -1,5 +1,6 @@
 // Loading a ModelProto from binary protobuf or ONNX text syntax, and the
 // opset check. Every failure is one fuseplan::Error line.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -83,6 +84,9 @@ Graph import_onnx_text(std::string_view text, const ImportOptions& opts, const s
 }
 
 Graph import_model(const std::string& path, const ImportOptions& opts) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error("model '" + path + "' is a directory, not a model file (.onnx or .onnxtxt)");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error("cannot open model file '" + path + "'");
   std::ostringstream ss;

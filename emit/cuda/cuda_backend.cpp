@@ -239,9 +239,9 @@ std::string resources_markdown(const std::vector<GroupResources>& t, const Devic
     std::string name = cpu::comment_escape(r.last_primitive);
     for (auto& ch : name)
       if (ch == '|') ch = '/';
-    if (r.skipped()) {
-      os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | 0 | " << r.note << " | " << r.regs_estimate
-         << " | - | " << r.spill_estimate_bytes << " | - | - | - | - |\n";
+    if (r.skipped()) {  // no launches: the note (a library call, or opaque) goes in the last column
+      os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | 0 | - | " << r.regs_estimate << " | - | "
+         << r.spill_estimate_bytes << " | - | - | - | " << r.note << " |\n";
       continue;
     }
     os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | " << r.launches.size() << " | " << shapes

@@ -2,98 +2,20 @@
 // (one line "fuseplan: ...", exit code 2, nothing written), probe's default
 // output, and tune going on when Graphviz fails.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <map>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "emit/files.h"
+#include "cli_util.h"
 
 namespace fuseplan {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-  std::vector<std::string> err_lines() const {
-    std::vector<std::string> lines;
-    std::stringstream ss(err);
-    for (std::string l; std::getline(ss, l);) lines.push_back(l);
-    return lines;
-  }
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-/// A fresh empty directory, unique per test.
-std::string fresh_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("fuseplan-cli-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-/// Runs fuseplan with `args` in `cwd`, `env` prefixed ("PATH=..."), stdin empty.
-Result fuseplan(const std::vector<std::string>& args, const std::string& cwd = ".", const std::string& env = "") {
-  const std::string tmp = fresh_dir("run");
-  std::string cmd = "cd " + quote(cwd) + " && " + env + (env.empty() ? "" : " ") + quote(FUSEPLAN_BINARY);
-  for (const auto& a : args) cmd += " " + quote(a);
-  cmd += " </dev/null >" + quote(tmp + "/out") + " 2>" + quote(tmp + "/err");
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(tmp + "/out");
-  r.err = slurp(tmp + "/err");
-  fs::remove_all(tmp);
-  return r;
-}
-
-/// Exit code 2 and exactly one stderr line starting "fuseplan: error: "
-/// that contains `what`.
-void expect_refused(const Result& r, const std::string& what) {
-  EXPECT_EQ(r.code, 2) << r.err;
-  const auto lines = r.err_lines();
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(lines[0].rfind("fuseplan: error: ", 0), 0u) << lines[0];
-  EXPECT_NE(lines[0].find(what), std::string::npos) << lines[0];
-}
-
-std::string write(const std::string& dir, const std::string& name, const std::string& text) {
-  write_file_atomic(dir + "/" + name, text);
-  return dir + "/" + name;
-}
-
-// gpt2_block's inputs: x[N, S, 4] and a causal mask [S, S].
-const char* kMasked = R"(<ir_version: 8, opset_import: ["" : 17]>
-masked (float[N, S, 4] x, float[S, S] mask) => (float[N, S, 4] y) {
-  r = ReduceMax <axes = [1]> (mask)
-  y = Add(x, r)
-})";
-
-const char* kTiny = R"(<ir_version: 8, opset_import: ["" : 17]>
-tiny (float[N, 64] x, float[N, 64] y) => (float[N, 64] a) {
-  t = Exp(x)
-  a = Add(t, y)
-})";
+using namespace test;
 
 /// Input name -> bound type ("f32[8,16,4]") from `inspect --json`.
 std::map<std::string, std::string> inspected_inputs(const Result& r) {

@@ -111,7 +111,16 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop", "nodes": "t"}]})",
                        "'nodes'"),
         std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop", "nodes": ["x", "t", "y"]}]})",
-                       "source")));
+                       "source"),
+        // make_plan would drop the first group and re-derive the kind: the file is not the plan that runs.
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "single", "nodes": ["t"]},
+                          {"kind": "loop", "nodes": ["t", "y"]}]})",
+                       "group 0 is extra: every primitive of it is in another group too ('t' is in group 1)"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "horizontal", "nodes": ["t", "y"]}]})",
+                       "group 0 says kind 'horizontal', but its primitives make a 'loop' group"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop", "nodes": ["t", "y", "t"]}]})",
+                       "group 0 lists 't' twice"),
+        std::make_pair("{\n", "not JSON (line 2, column 1: unexpected end of input; expected string literal)")));
 
 }  // namespace
 }  // namespace fuseplan

@@ -1,0 +1,195 @@
+// Bad input found by a fresh-user trial: each gets one clear error line
+// (exit code 2, nothing written) or one warning line, naming what is wrong
+// and what to do.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+#include <string>
+
+#include "cli_util.h"
+
+namespace fuseplan {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace test;
+
+const char* kStatic = R"(<ir_version: 8, opset_import: ["" : 17]>
+fixed (float[2, 64] x) => (float[2, 64] a) {
+  t = Exp(x)
+  a = Relu(t)
+})";
+
+TEST(CliDim, ANameTheModelDoesNotHaveIsRefusedWithItsDims) {
+  const std::string dir = fresh_dir("dim-unknown");
+  const std::string model = write(dir, "masked.onnxtxt", kMasked);
+  expect_refused(fuseplan({"inspect", model, "--batch", "2", "--dim", "S=4", "--dim", "Q=3"}),
+                 "--dim Q: the model has no symbolic dim 'Q' (its symbolic dims: N, S)");
+  expect_refused(fuseplan({"search", model, "--batch", "2", "--dim", "s=4", "-o", dir + "/p.json"}),
+                 "no symbolic dim 's' (its symbolic dims: N, S)");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
+  expect_refused(fuseplan({"tune", model, "--batch", "1", "--dim", "S=4", "--dim", "Q=3", "--no-peers", "-o",
+                           dir + "/tune"}),
+                 "--dim Q: the model has no symbolic dim 'Q'");
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
+  expect_refused(fuseplan({"inspect", write(dir, "fixed.onnxtxt", kStatic), "--dim", "N=2"}),
+                 "no symbolic dim 'N' (its shapes are all static)");
+  // One --dim set for several models: each ignores what it lacks, but a name
+  // none of them has is refused.
+  const std::string tiny = write(dir, "tiny.onnxtxt", kTiny);
+  EXPECT_EQ(fuseplan({"compare", model, tiny, "--batch", "1", "--dim", "S=4", "--strategies", "unfused"}).code, 0);
+  expect_refused(fuseplan({"compare", model, tiny, "--batch", "1", "--dim", "S=4", "--dim", "Q=1"}),
+                 "--dim Q: none of the models has a symbolic dim 'Q' (their symbolic dims: N, S)");
+}
+
+TEST(CliBatch, OnAModelWithoutABatchDimItIsIgnoredWithOneWarning) {
+  const std::string dir = fresh_dir("batch-static");
+  const std::string model = write(dir, "fixed.onnxtxt", kStatic);
+  Result r = fuseplan({"inspect", model, "--batch", "8", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_EQ(r.err_lines()[0],
+            "fuseplan: warning: --batch 8 is ignored: no data input has a symbolic leading (batch) dim (the model's "
+            "shapes are static)");
+  // compare imports the model once per batch size: still one line.
+  Result c = fuseplan({"compare", model, "--batch", "1,8", "--strategies", "unfused"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.err_lines().size(), 1u) << c.err;
+}
+
+TEST(CliMessages, SayWhatIsWrong) {
+  const std::string dir = fresh_dir("messages");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  fs::create_directories(dir + "/models");
+  expect_refused(fuseplan({"inspect", dir + "/models"}), "is a directory, not a model file (.onnx or .onnxtxt)");
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--device", dir + "/models"}),
+                 "device '" + dir + "/models' is a directory, not a device JSON file");
+  expect_refused(fuseplan({"explain", dir + "/models"}), "it is a directory, not a file");
+  expect_refused(fuseplan({"inspect", model}),
+                 "unbound symbolic dim 'N' of input 'x' (use --batch B to bind the batch dim, or --dim N=V)");
+  expect_refused(fuseplan({"run", model, "--batch", "2", "--threads", "abc"}),
+                 "--threads: must be an integer from 0 to 4096, got 'abc'");
+  expect_refused(fuseplan({"run", model, "--batch", "2", "--threads", "5000"}),
+                 "--threads: must be from 0 to 4096, got 5000");
+  // Control bytes in a name are escaped, never printed raw.
+  Result dev = fuseplan({"cost", model, "--batch", "2", "--device", "h1\x01\x1b[31m"});
+  expect_refused(dev, "unknown device 'h1\\x01\\x1b[31m'");
+  EXPECT_EQ(dev.err.find('\x01'), std::string::npos);
+  EXPECT_EQ(dev.err.find('\x1b'), std::string::npos);
+  expect_refused(fuseplan({"inspect", model, "--batch", "2", "--dim", "Q\x02=1"}), "no symbolic dim 'Q\\x02'");
+}
+
+TEST(CliCompare, RefusesEmptyOrRepeatedEntriesAndBadValues) {
+  const std::string dir = fresh_dir("compare-args");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::vector<std::string> base = {"compare", model, "--strategies", "unfused"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return fuseplan(args);
+  };
+  expect_refused(with({"--batch", "1,,1"}), "--batch: empty entry in '1,,1' (give sizes >= 1, comma separated)");
+  expect_refused(with({"--batch", "1,8,"}), "--batch: empty entry in '1,8,'");
+  expect_refused(with({"--batch", "1,8,1"}), "--batch: 1 given twice");
+  expect_refused(with({"--batch", "1", "--batch", "1"}), "--batch: 1 given twice");
+  expect_refused(fuseplan({"compare", model, "--batch", "1", "--strategies", ""}),
+                 "--strategies: empty entry in '' (give strategy names, comma separated, or 'all')");
+  expect_refused(fuseplan({"compare", model, "--batch", "1", "--strategies", "cost,cost"}),
+                 "--strategies: cost given twice");
+  expect_refused(with({"--batch", "1", "--time-limit=-1"}), "--time-limit: must be from 0.001 to 86400, got -1");
+  expect_refused(with({"--batch", "1", "--time-limit", "soon"}),
+                 "--time-limit: must be a number from 0.001 to 86400, got 'soon'");
+  expect_refused(with({"--batch", "1", "--csv", ""}), "--csv: must not be empty");
+  expect_refused(with({"--batch", "1", "-o", ""}), "-o");  // compare writes --csv/--chart, has no -o
+  expect_refused(fuseplan({"search", model, "--batch", "1", "-o", ""}), "--output: must not be empty");
+  Result ok = with({"--batch", "1,8"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+// cost/run --plan and explain refuse a plan file that is not the plan that
+// would run (make_plan used to drop the extra group and re-derive the kind).
+TEST(CliPlan, AnExtraGroupOrAGroupOfTheWrongKindIsRefused) {
+  const std::string dir = fresh_dir("plan-edit");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "2", "--device", "host-cpu", "-o", dir + "/p.json"}).code, 0);
+  const std::string plan = slurp(dir + "/p.json");
+  ASSERT_NE(plan.find("\"kind\": \"loop\""), std::string::npos) << plan;
+  const std::string extra = std::regex_replace(plan, std::regex("\"groups\": \\["),
+                                               "\"groups\": [{\"id\": 1, \"kind\": \"single\", \"nodes\": [\"t\"]}, ");
+  const std::string kind = std::regex_replace(plan, std::regex("\"kind\": \"loop\""), "\"kind\": \"horizontal\"");
+  write(dir, "extra.json", extra);
+  write(dir, "kind.json", kind);
+  const std::string extra_msg =
+      "malformed plan: group 0 is extra: every primitive of it is in another group too ('t' is in group 1); remove it";
+  const std::string kind_msg = "malformed plan: group 0 says kind 'horizontal', but its primitives make a 'loop' group";
+  for (const char* cmd : {"cost", "run"}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/extra.json"}), extra_msg);
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/kind.json"}), kind_msg);
+  }
+  expect_refused(fuseplan({"explain", dir + "/extra.json"}), extra_msg);
+}
+
+TEST(CliExplain, AMalformedPlanGetsTheCleanErrorsOfCost) {
+  const std::string dir = fresh_dir("explain-bad");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string broken = write(dir, "broken.json", "{\n");
+  const std::string msg = "malformed plan: not JSON (line 2, column 1: unexpected end of input; expected string literal)";
+  Result e = fuseplan({"explain", broken});
+  expect_refused(e, msg);
+  EXPECT_EQ(e.err.find("json.exception"), std::string::npos) << e.err;
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--plan", broken}), msg);
+  // explain checks what cost checks without the model, and its own fields.
+  const std::string kind = write(dir, "kind.json", R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "blob",
+      "nodes": ["t", "a"]}], "decisions": [], "totals": {"kernels": 1, "predicted_us": 1}})");
+  expect_refused(fuseplan({"explain", kind}), "unknown group kind 'blob'");
+  const std::string decision = write(dir, "decision.json", R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop",
+      "nodes": ["t", "a"]}], "decisions": [{"producer": 1, "consumer": "a"}], "totals": {"kernels": 1,
+      "predicted_us": 1}})");
+  expect_refused(fuseplan({"explain", decision}), "malformed plan: decision 0: 'producer' is not a string");
+}
+
+#ifdef FUSEPLAN_HAVE_CUDA
+// A group the library call covers whole has no kernels: its row used to put
+// the call under "shape" and "-" under the library-call column.
+TEST(CliEmit, ALibraryCallRowKeepsItsColumns) {
+  const std::string dir = fresh_dir("emit-md");
+  const std::string model = write(dir, "mm.onnxtxt", R"(<ir_version: 8, opset_import: ["" : 17]>
+mm (float[N, 64] x, float[64, 32] w) => (float[N, 32] y) {
+  t = MatMul(x, w)
+  y = Relu(t)
+})");
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "8", "--device", "h100-sxm", "--strategy", "unfused", "-o",
+                      dir + "/p.json"}).code, 0);
+  Result e = fuseplan({"emit", dir + "/p.json", model, "--batch", "8", "--library", "all", "-o", dir + "/out"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  std::stringstream md(slurp(dir + "/out/resources.md"));
+  int rows = 0;
+  for (std::string line; std::getline(md, line);) {
+    if (line.rfind("| 0 |", 0) != 0) continue;
+    ++rows;
+    std::vector<std::string> cells;
+    std::stringstream ss(line.substr(1));
+    for (std::string c; std::getline(ss, c, '|');) cells.push_back(c);
+    ASSERT_EQ(cells.size(), 12u) << line;
+    EXPECT_EQ(cells[3], " 0 ") << line;    // kernels
+    EXPECT_EQ(cells[4], " - ") << line;    // shape
+    EXPECT_EQ(cells[11].rfind(" cublasLtMatmul DEFAULT 8x32x64", 0), 0u) << line;  // library call
+  }
+  EXPECT_EQ(rows, 1);
+}
+#endif
+
+TEST(CliGen, RefusesAFileNameThatIsNeitherOnnxNorOnnxtxt) {
+  const std::string dir = fresh_dir("gen");
+  expect_refused(fuseplan({"gen", "--kind", "conv", "--primitives", "200", "-o", dir + "/m.txt"}),
+                 "the file name must end in .onnx (binary) or .onnxtxt (text)");
+  EXPECT_FALSE(fs::exists(dir + "/m.txt"));
+  Result r = fuseplan({"gen", "--kind", "conv", "--primitives", "200", "-o", dir + "/m.onnxtxt"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(fuseplan({"inspect", dir + "/m.onnxtxt", "--batch", "1"}).code, 0);
+}
+
+}  // namespace
+}  // namespace fuseplan
