@@ -10,6 +10,10 @@
 #include <span>
 #include <sstream>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include <nlohmann/json.hpp>
 
 #include "emit/cpu/compiler.h"
@@ -66,6 +70,7 @@ std::string group_label(const Graph& g, const Group& grp) {
 class PageArena {
  public:
   static constexpr std::size_t kPage = 4096;  // x86-64 base page; prefetchers stop at its boundary
+  static constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64 2 MiB page (THP)
   explicit PageArena(const std::vector<Tensor>& bufs) : offset_(bufs.size(), 0), size_(bufs.size(), 0) {
     std::size_t total = 0;
     for (std::size_t n = 0; n < bufs.size(); ++n) {
@@ -73,7 +78,15 @@ class PageArena {
       size_[n] = bufs[n].data.size();
       total += (size_[n] + kPage - 1) / kPage * kPage;
     }
-    base_.reset(static_cast<std::byte*>(::operator new(std::max<std::size_t>(total, 1), std::align_val_t{kPage})));
+    // Backed by 2 MiB pages where the kernel allows (THP "madvise" or
+    // "always"): a 4 KiB page per tensor would otherwise spend one TLB entry
+    // per tiny tensor, and a cold translation (a nested page walk in a VM)
+    // on each first touch in a large model.
+    total = std::max<std::size_t>((total + kHugePage - 1) / kHugePage * kHugePage, kHugePage);
+    base_.reset(static_cast<std::byte*>(::operator new(total, std::align_val_t{kHugePage})));
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    ::madvise(base_.get(), total, MADV_HUGEPAGE);  // advice only: 4 KiB pages if refused
+#endif
     std::memset(base_.get(), 0, total);
     for (std::size_t n = 0; n < bufs.size(); ++n)
       if (size_[n]) std::memcpy(base_.get() + offset_[n], bufs[n].data.data(), size_[n]);
@@ -82,7 +95,7 @@ class PageArena {
 
  private:
   struct Free {
-    void operator()(std::byte* p) const noexcept { ::operator delete(p, std::align_val_t{kPage}); }
+    void operator()(std::byte* p) const noexcept { ::operator delete(p, std::align_val_t{kHugePage}); }
   };
   std::unique_ptr<std::byte[], Free> base_;
   std::vector<std::size_t> offset_, size_;
