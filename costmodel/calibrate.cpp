@@ -500,19 +500,15 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     d.spill_penalty = fp.value;
     note_source("spill_penalty", fp);
   }
-  if (L.calls >= 0) {
-    auto fp = add(L.calls, prior.gemm_call_us, x[L.calls], 0);
-    fp.std_error = fp.held ? 0 : se_x[L.calls];
+  // Additive µs terms: x is the device value.
+  for (auto [col, prior_v, dst] : {std::tuple{L.calls, prior.gemm_call_us, &d.gemm_call_us},
+                                   std::tuple{L.sources, prior.source_read_us, &d.source_read_us}}) {
+    if (col < 0) continue;
+    auto fp = add(col, prior_v, x[col], 0);
+    fp.std_error = fp.held ? 0 : se_x[col];
     res.parameters.back().std_error = fp.std_error;
-    d.gemm_call_us = fp.value;
-    note_source("gemm_call_us", fp);
-  }
-  if (L.sources >= 0) {
-    auto fp = add(L.sources, prior.source_read_us, x[L.sources], 0);
-    fp.std_error = fp.held ? 0 : se_x[L.sources];
-    res.parameters.back().std_error = fp.std_error;
-    d.source_read_us = fp.value;
-    note_source("source_read_us", fp);
+    *dst = fp.value;
+    note_source(L.names[col], fp);
   }
   {
     double ec = safe_div(kUsPerFlopAtTFLOPs, x[L.contraction] * peak_contraction(prior));
