@@ -60,23 +60,23 @@ std::string group_label(const Graph& g, const Group& grp) {
   return grp.nodes.size() == 1 ? a : a + " .. " + b;
 }
 
-// The plan's buffers in one allocation, each starting on its own 4 KiB
-// page with its tensor's initial bytes. The hardware prefetchers (the
-// adjacent-line pair, the L2 streamer) do not cross a page, so after a cache
-// flush whether a tensor's first lines are cached does not depend on which
-// neighbouring tensor an earlier group touched: with 64-byte-aligned heap
-// tensors, distilbert_tiny's single bias adds of one shape took 0.03 or
-// 0.2 us depending on their neighbours (docs/calibration.md).
+// The plan's buffers in one zeroed allocation, each starting on its own
+// 4 KiB page. The hardware prefetchers (the adjacent-line pair, the L2
+// streamer) do not cross a page, so after a cache flush whether a tensor's
+// first lines are cached does not depend on which neighbouring tensor an
+// earlier group touched: with 64-byte-aligned heap tensors, distilbert_tiny's
+// single bias adds of one shape took 0.03 or 0.2 us depending on their
+// neighbours (docs/calibration.md).
 class PageArena {
  public:
   static constexpr std::size_t kPage = 4096;  // x86-64 base page; prefetchers stop at its boundary
   static constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64 2 MiB page (THP)
-  explicit PageArena(const std::vector<Tensor>& bufs) : offset_(bufs.size(), 0), size_(bufs.size(), 0) {
+  /// sizes[n]: bytes of buffer n (0: none).
+  explicit PageArena(const std::vector<std::size_t>& sizes) : offset_(sizes.size(), 0), size_(sizes) {
     std::size_t total = 0;
-    for (std::size_t n = 0; n < bufs.size(); ++n) {
+    for (std::size_t n = 0; n < sizes.size(); ++n) {
       offset_[n] = total;
-      size_[n] = bufs[n].data.size();
-      total += (size_[n] + kPage - 1) / kPage * kPage;
+      total += (sizes[n] + kPage - 1) / kPage * kPage;
     }
     // Backed by 2 MiB pages where the kernel allows (THP "madvise" or
     // "always"): a 4 KiB page per tensor would otherwise spend one TLB entry
@@ -88,9 +88,8 @@ class PageArena {
     ::madvise(base_.get(), total, MADV_HUGEPAGE);  // advice only: 4 KiB pages if refused
 #endif
     std::memset(base_.get(), 0, total);
-    for (std::size_t n = 0; n < bufs.size(); ++n)
-      if (size_[n]) std::memcpy(base_.get() + offset_[n], bufs[n].data.data(), size_[n]);
   }
+  bool has(std::size_t n) const { return size_[n] > 0; }
   std::span<std::byte> at(std::size_t n) { return {base_.get() + offset_[n], size_[n]}; }
 
  private:
@@ -131,15 +130,16 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
   }
   std::map<NodeId, Tensor> sources = make_source_data(g, inputs);
 
-  std::vector<Tensor> bufs(g.size());
-  for (auto& [n, t] : sources) bufs[n] = t;
+  std::vector<std::size_t> sizes(g.size(), 0);
+  for (const auto& [n, t] : sources) sizes[n] = t.data.size();
   for (const Group& grp : plan.groups)
     for (NodeId m : grp.materialised)
-      if (bufs[m].data.empty()) bufs[m] = Tensor(g.node(m).out.dtype, g.node(m).out.shape);
-  PageArena arena(bufs);
+      if (!sizes[m]) sizes[m] = static_cast<std::size_t>(g.node(m).out.bytes());
+  PageArena arena(sizes);
+  for (const auto& [n, t] : sources) std::copy(t.data.begin(), t.data.end(), arena.at(n).begin());
   std::vector<void*> ptrs(g.size(), nullptr);
-  for (std::size_t n = 0; n < bufs.size(); ++n)
-    if (!bufs[n].data.empty()) ptrs[n] = arena.at(n).data();
+  for (std::size_t n = 0; n < sizes.size(); ++n)
+    if (arena.has(n)) ptrs[n] = arena.at(n).data();
 
   if (opts.threads > 0)
     reinterpret_cast<void (*)(int)>(lib->kernel("fp_set_num_threads"))(opts.threads);
@@ -154,8 +154,8 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
       f(ptrs.data());
     }
   std::vector<std::span<const std::byte>> buffers;
-  for (std::size_t n = 0; n < bufs.size(); ++n)
-    if (!bufs[n].data.empty()) buffers.emplace_back(arena.at(n));
+  for (std::size_t n = 0; n < sizes.size(); ++n)
+    if (arena.has(n)) buffers.emplace_back(arena.at(n));
   int reps = std::max(opts.repeat, 1);
   std::vector<std::vector<double>> times(fns.size());
   for (int r = 0; r < reps; ++r) {
@@ -190,9 +190,10 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
     std::vector<Tensor> ref = run_reference(g, sources);
     res.verified = true;
     for (NodeId o : g.graph_outputs()) {
+      Tensor got(g.node(o).out.dtype, g.node(o).out.shape);
       std::span<std::byte> out = arena.at(o);
-      std::copy(out.begin(), out.end(), bufs[o].data.begin());
-      OutputCheck c = compare(g.node(o).name, bufs[o], ref[o]);
+      std::copy(out.begin(), out.end(), got.data.begin());
+      OutputCheck c = compare(g.node(o).name, got, ref[o]);
       res.ok = res.ok && c.identical;
       res.outputs.push_back(c);
     }
