@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "costmodel/calibrate.h"
@@ -12,16 +13,23 @@
 namespace fuseplan::cli {
 
 namespace {
-// "" when `s` is an integer >= 1, else why not.
-std::string positive_integer_error(const std::string& s) {
+// `s` as a whole decimal integer, or nothing.
+std::optional<long long> whole_integer(const std::string& s) {
   std::size_t used = 0;
   long long v = 0;
   try {
     v = std::stoll(s, &used);
   } catch (...) {
-    used = 0;
+    return std::nullopt;
   }
-  if (s.empty() || used != s.size() || v < 1) return "must be an integer >= 1, got '" + s + "'";
+  if (s.empty() || used != s.size()) return std::nullopt;
+  return v;
+}
+
+// "" when `s` is an integer >= 1, else why not.
+std::string positive_integer_error(const std::string& s) {
+  std::optional<long long> v = whole_integer(s);
+  if (!v || *v < 1) return "must be an integer >= 1, got '" + s + "'";
   return "";
 }
 }  // namespace
@@ -30,15 +38,9 @@ CLI::Validator integer_in(int64_t lo, int64_t hi) {
   const std::string range = "from " + std::to_string(lo) + " to " + std::to_string(hi);
   return CLI::Validator(
       [lo, hi, range](std::string& s) -> std::string {
-        std::size_t used = 0;
-        long long v = 0;
-        try {
-          v = std::stoll(s, &used);
-        } catch (...) {
-          used = 0;
-        }
-        if (s.empty() || used != s.size()) return "must be an integer " + range + ", got '" + s + "'";
-        if (v < lo || v > hi) return "must be " + range + ", got " + s;
+        std::optional<long long> v = whole_integer(s);
+        if (!v) return "must be an integer " + range + ", got '" + s + "'";
+        if (*v < lo || *v > hi) return "must be " + range + ", got " + s;
         return "";
       },
       "INT " + range, "integer range");
