@@ -191,5 +191,41 @@ TEST(CliGen, RefusesAFileNameThatIsNeitherOnnxNorOnnxtxt) {
   EXPECT_EQ(fuseplan({"inspect", dir + "/m.onnxtxt", "--batch", "1"}).code, 0);
 }
 
+// A cpu device JSON with `extra` fields added (a field given twice: the last wins).
+std::string cpu_device(const std::string& extra) {
+  return R"({"kind": "cpu", "arch": "x86-64-avx2", "dram_bw_GBps": 4, "sm_count": 2, "fp32_TFLOPs": 0.08,
+             "launch_us": 1, "caches": [{"name": "L1", "bytes": 49152, "bw_GBps": 200},
+             {"name": "DRAM", "bytes": 0, "bw_GBps": 4}])" +
+         (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+// Figures far beyond any machine: spill_penalty 1e308 made a kernel's time
+// inf and the search looped on NaN savings, growing its queue without bound;
+// launch_us 1.7e308 printed "unfused inf us, -nanx"; sm_count 1e10 was read
+// as -2147483648 ("must be positive") and 3e9 was "not positive".
+TEST(CliDevice, AFigureFarOutOfRangeIsRefusedNotAHang) {
+  const std::string dir = fresh_dir("device-range");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  auto search = [&](const std::string& name, const std::string& extra) {
+    return fuseplan({"search", model, "--batch", "2", "--device", write(dir, name, cpu_device(extra)), "-o",
+                     dir + "/p.json"},
+                    ".", "timeout 60");
+  };
+  ASSERT_EQ(search("ok.json", "").code, 0);
+  fs::remove(dir + "/p.json");
+  expect_refused(search("spill.json", R"("spill_penalty": 1e308)"), "field 'spill_penalty' must be at most");
+  expect_refused(search("launch.json", R"("launch_us": 1.7e308)"), "field 'launch_us' must be at most");
+  expect_refused(search("src.json", R"("source_read_us": 1e300)"), "field 'source_read_us' must be at most");
+  expect_refused(search("emem.json", R"("e_mem": 1e-300)"), "field 'e_mem' must be at least");
+  expect_refused(search("sm.json", R"("sm_count": 10000000000)"),
+                 "field 'sm_count' must be an integer from -2147483648 to 2147483647, got 10000000000");
+  expect_refused(search("regs.json", R"("regs_per_sm": 3000000000)"),
+                 "field 'regs_per_sm' must be an integer from -2147483648 to 2147483647, got 3000000000");
+  // A path that exists but is no regular file was "not found".
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--device", "/dev/null"}),
+                 "device '/dev/null' is not a regular file; a device is a name or a JSON file");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
+}
+
 }  // namespace
 }  // namespace fuseplan
