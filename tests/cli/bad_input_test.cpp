@@ -227,5 +227,52 @@ TEST(CliDevice, AFigureFarOutOfRangeIsRefusedNotAHang) {
   EXPECT_FALSE(fs::exists(dir + "/p.json"));
 }
 
+// One measurement record (JSON line), with extra fields at its top level, in
+// "predicted" and in "measured".
+std::string record(const std::string& top = "", const std::string& predicted = "", const std::string& measured = "") {
+  return R"({"schema": "fuseplan.measurement/1", "model": "tiny.onnxtxt", "group": 0, "device": "host-cpu", )" +
+         top + (top.empty() ? "" : ", ") + R"("predicted": {"bytes_read": 512, "bytes_written": 256, )" + predicted +
+         (predicted.empty() ? "" : ", ") + R"("flops_contraction": 0, "flops_other": 64, "predicted_us": 1}, )" +
+         R"("measured": {)" + measured + (measured.empty() ? "" : ", ") + R"("median_us": 1}})" + "\n";
+}
+
+// An optional record field of the wrong type escaped as nlohmann's
+// type_error: "internal error", exit 3, no file or line. A negative feature
+// was fitted as if measured; a float group was truncated.
+TEST(CliRecords, AFieldOfTheWrongTypeOrRangeIsRefusedWithItsLine) {
+  const std::string dir = fresh_dir("records-bad");
+  write(dir, "tiny.onnxtxt", kTiny);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {record(R"("dims": {"S": "x"})"), "measurement.dims: field 'S' must be an integer from 1 to"},
+      {record(R"("dims": [1])"), "measurement: field 'dims' must be an object of NAME: value, got [1]"},
+      {record(R"("dims": {"N": 0})"), "measurement.dims: field 'N' must be an integer from 1 to"},
+      {record(R"("threads": "a")"), "measurement: field 'threads' must be an integer from 0 to"},
+      {record(R"("group": 1e20)"), "measurement: field 'group' must be an integer from 0 to 2147483647, got 1e+20"},
+      {record(R"("op_classes": 5)"), "measurement: field 'op_classes' has the wrong type (5)"},
+      {record("", R"("level": 3)"), "measurement.predicted: field 'level' has the wrong type (3)"},
+      {record("", R"("gemm_calls": "x")"), "measurement.predicted: field 'gemm_calls' has the wrong type (\"x\")"},
+      {record("", R"("sources_read": -1)"), "measurement.predicted: field 'sources_read' must be a number >= 0, got -1.0"},
+      {record("", R"("occupancy": 0)"), "measurement.predicted: field 'occupancy' must be in (0, 1], got 0.0"},
+      {record("", "", R"("min_us": "x")"), "measurement.measured: field 'min_us' has the wrong type (\"x\")"},
+      {record("", "", R"("flushed": "yes")"), "measurement.measured: field 'flushed' has the wrong type (\"yes\")"},
+      {record("", "", R"("repetitions": 2.5)"), "measurement.measured: field 'repetitions' must be an integer"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].first);
+    const std::string file = write(dir, "r" + std::to_string(i) + ".jsonl", record() + cases[i].first);
+    const std::string where = file + ":2: " + cases[i].second;
+    expect_refused(fuseplan({"calibrate", "--device", "host-cpu", file, "-o", dir + "/cal.json"}), where);
+    expect_refused(fuseplan({"accuracy", "--device", "host-cpu", file, "-o", dir + "/acc.md"}), where);
+    expect_refused(fuseplan({"refeature", file, "--models", dir, "-o", dir + "/out"}), where);
+  }
+  // A directory given as measurements read as no records.
+  fs::create_directories(dir + "/d");
+  expect_refused(fuseplan({"calibrate", "--device", "host-cpu", dir + "/d", "-o", dir + "/cal.json"}),
+                 "cannot read measurements '" + dir + "/d': it is a directory, not a JSON-lines file");
+  EXPECT_FALSE(fs::exists(dir + "/cal.json"));
+  EXPECT_FALSE(fs::exists(dir + "/acc.md"));
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
 }  // namespace
 }  // namespace fuseplan
