@@ -274,5 +274,33 @@ TEST(CliRecords, AFieldOfTheWrongTypeOrRangeIsRefusedWithItsLine) {
   EXPECT_FALSE(fs::exists(dir + "/out"));
 }
 
+// A feature too large for the weighted fit (bytes_read 1e308) made every
+// round's residual NaN; calibrate and accuracy then read an empty best round
+// and crashed (SIGSEGV).
+TEST(CliCalibrate, AnOverflowingRecordIsRefusedNotACrash) {
+  const std::string dir = fresh_dir("records-overflow");
+  std::string lines;
+  for (int i = 0; i < 12; ++i)
+    lines += R"({"schema": "fuseplan.measurement/1", "model": "m)" + std::to_string(i % 3) +
+             R"(.onnxtxt", "group": )" + std::to_string(i) + R"(, "group_key": "k)" + std::to_string(i) +
+             R"(", "device": "host-cpu", "predicted": {"bytes_read": )" + std::to_string(1024 * (i + 1)) +
+             R"(, "bytes_written": 1024, "flops_contraction": 0, "flops_other": 64, "predicted_us": 1},)" +
+             R"( "measured": {"median_us": )" + std::to_string(1 + 0.3 * i) + "}}\n";
+  lines += R"({"schema": "fuseplan.measurement/1", "model": "m0.onnxtxt", "group": 99, "group_key": "huge",
+             "device": "host-cpu", "predicted": {"bytes_read": 1e308, "bytes_written": 1024,
+             "flops_contraction": 0, "flops_other": 64, "predicted_us": 1}, "measured": {"median_us": 0.05}})";
+  // One record per line.
+  lines = std::regex_replace(lines, std::regex("\n +"), " ");
+  const std::string file = write(dir, "m.jsonl", lines + "\n");
+  const std::string msg = "measurement m0.onnxtxt";
+  Result c = fuseplan({"calibrate", "--device", "host-cpu", file, "-o", dir + "/cal.json"});
+  expect_refused(c, "is out of range for the fit: its features or time overflow a double");
+  EXPECT_NE(c.err.find(msg), std::string::npos) << c.err;
+  expect_refused(fuseplan({"accuracy", "--device", "host-cpu", file, "--holdout", "m2.onnxtxt", "-o", dir + "/a.md"}),
+                 "is out of range for the fit");
+  EXPECT_FALSE(fs::exists(dir + "/cal.json"));
+  EXPECT_FALSE(fs::exists(dir + "/a.md"));
+}
+
 }  // namespace
 }  // namespace fuseplan
