@@ -302,5 +302,31 @@ TEST(CliCalibrate, AnOverflowingRecordIsRefusedNotACrash) {
   EXPECT_FALSE(fs::exists(dir + "/a.md"));
 }
 
+// measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
+// and found an unwritable -o only after measuring every plan.
+TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
+  const std::string dir = fresh_dir("measure-args");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::vector<std::string> base = {"measure", model, "--batch", "2", "--strategies", "unfused"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return fuseplan(args);
+  };
+  expect_refused(with({"--repeat", "0", "-o", dir + "/m.jsonl"}), "--repeat: must be from 1 to 1000000, got 0");
+  expect_refused(with({"--repeat=-1", "-o", dir + "/m.jsonl"}), "--repeat: must be from 1 to 1000000, got -1");
+  expect_refused(with({"--warmup=-5", "-o", dir + "/m.jsonl"}), "--warmup: must be from 0 to 1000000, got -5");
+  expect_refused(with({"-o", dir}), "cannot write '" + dir + "': it is a directory");
+  expect_refused(with({"-o", dir + "/no/m.jsonl"}), "cannot write '" + dir + "/no/m.jsonl': no directory '" + dir + "/no'");
+  expect_refused(with({"--append", "-o", dir + "/no/m.jsonl"}), "no directory '" + dir + "/no'");
+  EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
+  // accuracy's closed loop ran with --rounds -2 and --repeat 0.
+  write(dir, "r.jsonl", "");
+  expect_refused(fuseplan({"accuracy", dir + "/r.jsonl", "--closed-loop", model, "--batch", "2", "--rounds=-2"}),
+                 "--rounds: must be from 1 to 1000000, got -2");
+  expect_refused(fuseplan({"accuracy", dir + "/r.jsonl", "--closed-loop", model, "--batch", "2", "--repeat", "0"}),
+                 "--repeat: must be from 1 to 1000000, got 0");
+}
+
 }  // namespace
 }  // namespace fuseplan
