@@ -328,5 +328,25 @@ TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
                  "--repeat: must be from 1 to 1000000, got 0");
 }
 
+// --dim wins over --batch for the batch dim (README: binding rule), silently:
+// `tune --batch 1,64 --dim N=3` tuned N=3 twice and wrote plan-b64.json for N=3.
+TEST(CliBatch, ADimThatBindsTheBatchDimSaysBatchIsIgnored) {
+  const std::string dir = fresh_dir("batch-dim");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string warning =
+      "fuseplan: warning: --batch 64 is ignored: --dim N=3 binds the batch dim 'N' of 'x'";
+  Result s = fuseplan({"search", model, "--batch", "64", "--dim", "N=3", "-o", dir + "/p.json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  ASSERT_EQ(s.err_lines().size(), 1u) << s.err;
+  EXPECT_EQ(s.err_lines()[0], warning);
+  Result t = fuseplan({"tune", model, "--batch", "64", "--dim", "N=3", "--no-peers", "--no-svg", "-o", dir + "/t"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.err.find(warning), std::string::npos) << t.err;
+  // The same value, or no --dim, binds as before: no warning.
+  Result same = fuseplan({"search", model, "--batch", "3", "--dim", "N=3", "-o", dir + "/p.json"});
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_TRUE(same.err.empty()) << same.err;
+}
+
 }  // namespace
 }  // namespace fuseplan
