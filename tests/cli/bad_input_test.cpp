@@ -348,5 +348,22 @@ TEST(CliBatch, ADimThatBindsTheBatchDimSaysBatchIsIgnored) {
   EXPECT_TRUE(same.err.empty()) << same.err;
 }
 
+// explain --node NAME that no decision touches printed the plan's header to
+// stdout, then the error; --node '' printed every decision.
+TEST(CliExplain, AnUnknownNodeIsOneErrorLineAndNoOutput) {
+  const std::string dir = fresh_dir("explain-node");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "2", "-o", dir + "/p.json"}).code, 0);
+  Result r = fuseplan({"explain", dir + "/p.json", "--node", "nosuch"});
+  expect_refused(r, "no decision touches 'nosuch'");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  Result e = fuseplan({"explain", dir + "/p.json", "--node", ""});
+  expect_refused(e, "no decision touches ''");
+  EXPECT_TRUE(e.out.empty()) << e.out;
+  Result ok = fuseplan({"explain", dir + "/p.json", "--node", "t"});
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("t -> a: fused"), std::string::npos) << ok.out;
+}
+
 }  // namespace
 }  // namespace fuseplan
