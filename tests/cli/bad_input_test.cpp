@@ -365,5 +365,27 @@ TEST(CliExplain, AnUnknownNodeIsOneErrorLineAndNoOutput) {
   EXPECT_NE(ok.out.find("t -> a: fused"), std::string::npos) << ok.out;
 }
 
+// A plan whose dims hold a string failed with the JSON library's "type must
+// be number, but is string", naming neither 'dims' nor the entry.
+TEST(CliPlan, ADimsEntryOfTheWrongTypeIsNamed) {
+  const std::string dir = fresh_dir("plan-dims");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "2", "-o", dir + "/p.json"}).code, 0);
+  const std::string plan = slurp(dir + "/p.json");
+  ASSERT_NE(plan.find("\"dims\": {"), std::string::npos) << plan;
+  write(dir, "str.json", std::regex_replace(plan, std::regex("\"dims\": \\{"), "\"dims\": {\"Q\": \"x\", "));
+  write(dir, "arr.json", std::regex_replace(plan, std::regex("\"dims\": \\{[^}]*\\}"), "\"dims\": [2]"));
+  write(dir, "sha.json", std::regex_replace(plan, std::regex("\"sha256\": \"[0-9a-f]*\""), "\"sha256\": 5"));
+  for (const char* cmd : {"cost", "run"}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/str.json"}),
+                   "malformed plan: dims: 'Q' is \"x\", not an integer >= 1");
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/arr.json"}),
+                   "malformed plan: 'dims' is not an object of NAME: value");
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/sha.json"}),
+                   "malformed plan: model: 'sha256' is not a string");
+  }
+}
+
 }  // namespace
 }  // namespace fuseplan
