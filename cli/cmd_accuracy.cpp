@@ -102,8 +102,12 @@ void add_accuracy(CLI::App& app) {
   cmd->add_option("--batch", a->batch, std::string("closed loop: ") + kBatchHelp)->check(batch_value());
   cmd->add_option("--dim", a->dim_args, "closed loop: bind a named symbolic dim, NAME=VALUE (each NAME once)")
       ->check(dim_value());
-  cmd->add_option("--rounds", a->rounds, "closed loop: alternate measurements of the two plans this many times")->capture_default_str();
-  cmd->add_option("--repeat", a->opts.repeat, "closed loop: timed repetitions per measurement")->capture_default_str();
+  cmd->add_option("--rounds", a->rounds, "closed loop: alternate measurements of the two plans this many times")
+      ->capture_default_str()
+      ->check(integer_in(1, 1000000));
+  cmd->add_option("--repeat", a->opts.repeat, "closed loop: timed repetitions per measurement")
+      ->capture_default_str()
+      ->check(integer_in(1, 1000000));
   cmd->add_option("--hold", a->hold, "keep these parameters at their prior (as fuseplan calibrate --hold)")->delimiter(',');
   cmd->add_option("--statistic", a->statistic, "measured time to fit and score: median or min of the repetitions")
       ->capture_default_str();

@@ -1,4 +1,5 @@
 // fuseplan explain plan.json [--node NAME]: the decision log, readable.
+#include <algorithm>
 #include <iostream>
 
 #include "cli/common.h"
@@ -11,6 +12,7 @@ namespace {
 struct ExplainArgs {
   std::string plan;
   std::string node;
+  bool node_given = false;
 };
 
 void run_explain(const ExplainArgs& a) {
@@ -20,12 +22,16 @@ void run_explain(const ExplainArgs& a) {
   std::map<std::string, std::size_t> kernel_of;
   for (std::size_t i = 0; i < log.groups.size(); ++i)
     for (const auto& n : log.groups[i]) kernel_of.emplace(n, i);
+  // An unknown --node fails before the header: one error line, no output.
+  if (a.node_given && std::none_of(log.decisions.begin(), log.decisions.end(), [&](const DecisionRecord& d) {
+        return d.producer == a.node || d.consumer == a.node;
+      }))
+    throw Error("no decision touches '" + a.node + "'");
   std::cout << "plan " << a.plan << ": strategy " << (log.strategy.empty() ? "?" : log.strategy) << ", device "
             << (log.device.empty() ? "?" : log.device) << ", " << log.kernels << " kernels, predicted "
             << fmt(log.predicted_us) << " us\n";
-  int shown = 0;
   for (const auto& d : log.decisions) {
-    if (!a.node.empty() && d.producer != a.node && d.consumer != a.node) continue;
+    if (a.node_given && d.producer != a.node && d.consumer != a.node) continue;
     std::cout << "  " << d.producer << " -> " << d.consumer << ": " << to_string(d.action);
     if (d.action == Action::fused || d.action == Action::duplicated)
       std::cout << " (kernel " << kernel_of.at(d.consumer) << ")";
@@ -35,9 +41,7 @@ void run_explain(const ExplainArgs& a) {
     std::cout << " delta " << fmt(d.delta_us, 3) << " us";
     if (!d.reason.empty()) std::cout << ": " << d.reason;
     std::cout << "\n";
-    ++shown;
   }
-  if (!a.node.empty() && shown == 0) throw Error("no decision touches '" + a.node + "'");
 }
 }  // namespace
 
@@ -45,7 +49,9 @@ void add_explain(CLI::App& app) {
   auto a = std::make_shared<ExplainArgs>();
   auto* cmd = app.add_subcommand("explain", "print each fusion decision: merged or refused, blocker, predicted delta");
   cmd->add_option("plan", a->plan, "plan JSON")->required()->check(file_name());
-  cmd->add_option("--node", a->node, "only decisions touching this primitive");
+  cmd->add_option("--node", a->node, "only decisions touching this primitive")->each([a](const std::string&) {
+    a->node_given = true;
+  });
   cmd->callback([a] { run_explain(*a); });
 }
 

@@ -27,7 +27,18 @@ struct MeasureArgs {
   ProfileOptions opts;
 };
 
+// Measuring takes minutes on a large model: an -o that cannot be written is
+// refused before, not after.
+void check_writable(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(out, ec)) throw Error("cannot write '" + out + "': it is a directory");
+  const fs::path dir = fs::path(out).has_parent_path() ? fs::path(out).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) throw Error("cannot write '" + out + "': no directory '" + dir.string() + "'");
+}
+
 void run_measure(const MeasureArgs& a) {
+  if (!a.out.empty()) check_writable(a.out);
   const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   check_dims_known(a.models, a.batch, a.dim_args);
@@ -81,8 +92,10 @@ void add_measure(CLI::App& app) {
   cmd->add_option("--strategies", a->strategies, "strategies whose plans are measured")->delimiter(',')->capture_default_str();
   cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout")->check(file_name());
   cmd->add_flag("--append", a->append, "append to the output file instead of replacing it");
-  cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")->capture_default_str();
-  cmd->add_option("--warmup", a->opts.warmup, "untimed runs first")->capture_default_str();
+  cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")
+      ->capture_default_str()
+      ->check(integer_in(1, 1000000));
+  cmd->add_option("--warmup", a->opts.warmup, "untimed runs first")->capture_default_str()->check(integer_in(0, 1000000));
   cmd->add_option("--flush", a->flush, "cache flush between repetitions: auto, always, never")->capture_default_str();
   cmd->add_option("--threads", a->opts.threads, "CPU: OpenMP threads (0 = default)")
       ->capture_default_str()

@@ -359,6 +359,15 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
         if (!free[j]) held += row[j] * x_prior[j];
       for (int k = 0; k < pf; ++k) A(i, k) = row[cols[k]] * w;
       b[i] = (samples[i].measured_us - held) * w;
+      // A feature (or time) so large or small that its weighted row, or its
+      // square in the residual and the normal matrix, overflows would make
+      // every round's residual inf or NaN and leave no round to keep.
+      auto in_range = [](double v) { return std::isfinite(v) && std::fabs(v) < 1e150; };
+      bool ok = in_range(b[i]);
+      for (int k = 0; k < pf; ++k) ok = ok && in_range(A(i, k));
+      if (!ok)
+        throw Error("measurement " + samples[i].tag +
+                    " is out of range for the fit: its features or time overflow a double (re-measure it)");
     }
     // Column scaling keeps the normal matrix well conditioned for the check.
     Eigen::VectorXd scale(pf);
@@ -380,6 +389,8 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     for (int k = 0; k < pf; ++k) x[cols[k]] = xs[k] * scale[k];
     // Keep the round with the smallest residual in case the regimes cycle.
     double rss_round = (As * xs - b).squaredNorm();
+    if (!std::isfinite(rss_round) || !xs.allFinite())
+      throw Error("the fit overflowed: the measurements' features span more than a double holds (re-measure them)");
     if (rss_round < best.rss) best = {rss_round, x, regime, res.iterations};
     if (!assign()) break;
   }

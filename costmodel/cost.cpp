@@ -326,6 +326,13 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   double body = std::max(c.t_mem_us, c.t_compute_us);
   double fixed_us = c.launch_us + c.t_calls_us + c.t_sources_us;
   c.predicted_us = body + fixed_us;
+  // A device figure far out of range (spill_penalty 1e308, a bandwidth of
+  // 1e-300 GB/s) overflows the time: refuse it here, since an infinite or
+  // NaN time makes every saving the search compares NaN.
+  if (!std::isfinite(c.predicted_us) || !std::isfinite(c.bytes_read) || !std::isfinite(c.bytes_written))
+    throw Error("device '" + d.name + "' prices kernel '" + g.node(grp.nodes.front()).name +
+                "' at a non-finite time or byte count (t_mem " + fixed_text(c.t_mem_us, 2) + " us, t_compute " +
+                fixed_text(c.t_compute_us, 2) + " us): a device figure is out of range");
   c.bound = fixed_us > body ? "launch" : (c.t_mem_us >= c.t_compute_us ? "memory" : "compute");
 
   if (!with_breakdown) return c;

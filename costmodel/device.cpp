@@ -4,9 +4,11 @@
 #include "costmodel/device.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -50,9 +52,15 @@ void get_int(const json& j, const char* key, int& out, bool required, const std:
     if (required) throw Error(ctx + ": missing required field '" + key + "'");
     return;
   }
-  if (!it->is_number_integer() && !(it->is_number_float() && it->get<double>() == static_cast<int>(it->get<double>())))
+  // Range first: converting a double beyond int to int is undefined (it read
+  // 1e10 as -2147483648 and 3e9 as "must be positive").
+  const double v = it->is_number() ? it->get<double>() : 0.5;
+  if (!it->is_number() || v != std::floor(v))
     throw Error(ctx + ": field '" + key + "' must be an integer, got " + it->dump());
-  out = static_cast<int>(it->get<double>());
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    throw Error(ctx + ": field '" + key + "' must be an integer from " + std::to_string(std::numeric_limits<int>::min()) +
+                " to " + std::to_string(std::numeric_limits<int>::max()) + ", got " + it->dump());
+  out = static_cast<int>(v);
 }
 
 void get_string(const json& j, const char* key, std::string& out, bool required, const std::string& ctx) {
@@ -170,6 +178,30 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
     if (!(v > 0 && v <= 1.5)) throw Error(ctx + ": field '" + key + "' must be in (0, 1.5], got " + json(v).dump());
   if (!(d.e_transcendental >= 0 && d.e_transcendental <= 1.5))
     throw Error(ctx + ": field 'e_transcendental' must be in [0, 1.5] (0 = e_cmp), got " + json(d.e_transcendental).dump());
+  // Magnitudes: figures far beyond any machine overflow a kernel's time to
+  // inf (spill_penalty 1e308 hung the search on NaN savings), so each is
+  // bounded well outside what a real device has.
+  auto at_most = [&](const char* key, double v, double hi) {
+    if (v > hi) throw Error(ctx + ": field '" + key + "' must be at most " + json(hi).dump() + ", got " + json(v).dump());
+  };
+  auto at_least = [&](const std::string& key, double v, double lo) {
+    if (v != 0 && v < lo)
+      throw Error(ctx + ": field '" + key + "' must be at least " + json(lo).dump() + ", got " + json(v).dump());
+  };
+  for (auto [key, v] : {std::pair{"launch_us", d.launch_us}, {"graph_launch_us", d.graph_launch_us},
+                        {"gemm_call_us", d.gemm_call_us}, {"source_read_us", d.source_read_us},
+                        {"reduce_step_ns", d.reduce_step_ns}, {"pool_step_ns", d.pool_step_ns},
+                        {"select_step_ns", d.select_step_ns}})
+    at_most(key, v, 1e9);
+  at_most("spill_penalty", d.spill_penalty, 1e6);
+  at_least("dram_bw_GBps", d.dram_bw_GBps, 1e-6);
+  for (size_t i = 0; i < d.caches.size(); ++i)
+    at_least("caches[" + std::to_string(i) + "].bw_GBps", d.caches[i].bw_GBps, 1e-6);
+  for (auto [key, v] : {std::pair{"fp32_TFLOPs", d.fp32_TFLOPs}, {"tensor_TFLOPs", d.tensor_TFLOPs}})
+    at_least(key, v, 1e-12);
+  for (auto [key, v] : {std::pair{"e_mem", d.e_mem}, {"e_cmp", d.e_cmp}, {"e_contraction", d.e_contraction},
+                        {"e_transcendental", d.e_transcendental}})
+    at_least(key, v, 1e-6);
   return d;
 }
 
@@ -204,6 +236,9 @@ DeviceSpec load_device(const std::string& name_or_path) {
     path = name_or_path;
     if (fs::is_directory(path, ec))
       throw Error("device '" + name_or_path + "' is a directory, not a device JSON file (known devices: " +
+                  known_list() + ")");
+    if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))  // /dev/null, a FIFO: no JSON to read
+      throw Error("device '" + name_or_path + "' is not a regular file; a device is a name or a JSON file (known devices: " +
                   known_list() + ")");
     if (!fs::is_regular_file(path, ec))
       throw Error("device file '" + name_or_path + "' not found (known devices: " + known_list() + ")");

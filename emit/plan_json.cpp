@@ -183,6 +183,16 @@ Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, con
   const nlohmann::json j = parse_plan(text);
   try {
     const std::vector<std::vector<std::string>> group_names = checked_groups(j);
+    // Types first, so an edited value is named ("type must be number, but
+    // is string" said neither the field nor the plan's key).
+    if (j.contains("model") && j["model"].is_object() && j["model"].contains("sha256") &&
+        !j["model"]["sha256"].is_string())
+      bad("model: 'sha256' is not a string");
+    if (j.contains("dims")) {
+      if (!j["dims"].is_object()) bad("'dims' is not an object of NAME: value");
+      for (auto& [k, v] : j["dims"].items())
+        if (!v.is_number_integer() || v.get<int64_t>() < 1) bad("dims: '" + k + "' is " + v.dump() + ", not an integer >= 1");
+    }
     if (!model_sha256.empty() && j.contains("model") && j["model"].is_object() && j["model"].contains("sha256")) {
       const std::string h = j["model"]["sha256"].get<std::string>();
       if (!h.empty() && h != model_sha256)

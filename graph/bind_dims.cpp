@@ -117,6 +117,12 @@ std::string bind_batch(Ctx& ctx, const onnx::GraphProto& g, const std::vector<bo
   }
   if (!batch_name) return "";
   const std::string batch = describe(*batch_name, batch_input);
+  // --dim wins over --batch (README: binding rule); say so, or `tune --batch
+  // 1,64 --dim N=3` tunes N=3 twice and names the plans b1 and b64.
+  if (auto it = ctx.opts.dims.find(*batch_name);
+      !batch_name->empty() && it != ctx.opts.dims.end() && it->second != *ctx.opts.batch)
+    ctx.warn("--batch " + std::to_string(*ctx.opts.batch) + " is ignored: --dim " + it->first + "=" +
+             std::to_string(it->second) + " binds the batch dim " + batch);
   if (!also.empty())
     ctx.warn("--batch binds the batch dim " + batch + " and also the leading dims " + also +
              " (named differently, but at no other axis of any input; --dim NAME=V binds one otherwise)");

@@ -1,7 +1,11 @@
 #include "profiling/measurement.h"
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -30,9 +34,43 @@ template <class T> T get(const nlohmann::json& j, const char* key, const std::st
     throw Error(ctx + ": field '" + key + "' has the wrong type (" + it->dump() + ")");
   }
 }
-template <class T> T get_or(const nlohmann::json& j, const char* key, T dflt) {
+// An optional field: absent or null gives `dflt`; present with the wrong type
+// is an error naming it (a record edited by hand or by another tool).
+template <class T> T get_or(const nlohmann::json& j, const char* key, T dflt, const std::string& ctx) {
   auto it = j.find(key);
-  return it == j.end() || it->is_null() ? dflt : it->get<T>();
+  if (it == j.end() || it->is_null()) return dflt;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(ctx + ": field '" + key + "' has the wrong type (" + it->dump() + ")");
+  }
+}
+
+// An integer from lo to hi (a float, string or out-of-range value is refused
+// instead of being truncated or wrapped).
+int64_t integer_in(const nlohmann::json& v, const std::string& ctx, const std::string& key, int64_t lo, int64_t hi) {
+  bool ok = v.is_number_integer();
+  int64_t x = 0;
+  if (ok && v.is_number_unsigned()) {
+    ok = v.get<uint64_t>() <= static_cast<uint64_t>(hi);
+    if (ok) x = static_cast<int64_t>(v.get<uint64_t>());
+  } else if (ok) {
+    x = v.get<int64_t>();
+  }
+  if (!ok || x < lo || x > hi)
+    throw Error(ctx + ": field '" + key + "' must be an integer from " + std::to_string(lo) + " to " +
+                std::to_string(hi) + ", got " + v.dump());
+  return x;
+}
+
+int64_t int_field(const nlohmann::json& j, const char* key, const std::string& ctx, int64_t lo, int64_t hi,
+                  std::optional<int64_t> dflt) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (dflt) return *dflt;
+    throw Error(ctx + ": missing field '" + key + "'");
+  }
+  return integer_in(*it, ctx, key, lo, hi);
 }
 }  // namespace
 
@@ -151,59 +189,79 @@ MeasurementRecord record_from_json(const std::string& line) {
     throw Error("unknown measurement schema '" + s + "' (expected " + kMeasurementSchema + ")");
   MeasurementRecord r;
   r.model = get<std::string>(j, "model", ctx);
-  r.model_sha256 = get_or<std::string>(j, "model_sha256", "");
-  r.plan_id = get_or<std::string>(j, "plan_id", "");
-  r.strategy = get_or<std::string>(j, "strategy", "");
-  r.group = get<int>(j, "group", ctx);
-  r.group_key = get_or<std::string>(j, "group_key", "");
-  r.kind = get_or<std::string>(j, "kind", "");
-  r.label = get_or<std::string>(j, "label", "");
-  r.op_classes = get_or<std::vector<std::string>>(j, "op_classes", {});
+  r.model_sha256 = get_or<std::string>(j, "model_sha256", "", ctx);
+  r.plan_id = get_or<std::string>(j, "plan_id", "", ctx);
+  r.strategy = get_or<std::string>(j, "strategy", "", ctx);
+  r.group = static_cast<int>(int_field(j, "group", ctx, 0, std::numeric_limits<int>::max(), std::nullopt));
+  r.group_key = get_or<std::string>(j, "group_key", "", ctx);
+  r.kind = get_or<std::string>(j, "kind", "", ctx);
+  r.label = get_or<std::string>(j, "label", "", ctx);
+  r.op_classes = get_or<std::vector<std::string>>(j, "op_classes", {}, ctx);
   r.device = get<std::string>(j, "device", ctx);
-  r.dims = get_or<std::map<std::string, int64_t>>(j, "dims", {});
-  r.threads = get_or<int>(j, "threads", 0);
+  if (auto it = j.find("dims"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) throw Error(ctx + ": field 'dims' must be an object of NAME: value, got " + it->dump());
+    for (auto& [k, v] : it->items())
+      r.dims[k] = integer_in(v, ctx + ".dims", k, 1, std::numeric_limits<int64_t>::max());
+  }
+  r.threads = static_cast<int>(int_field(j, "threads", ctx, 0, std::numeric_limits<int>::max(), 0));
   const auto p = get<nlohmann::json>(j, "predicted", ctx);
   const std::string pc = ctx + ".predicted";
   r.features.bytes_read = get<double>(p, "bytes_read", pc);
   r.features.bytes_written = get<double>(p, "bytes_written", pc);
-  r.features.spill_bytes_raw = get_or<double>(p, "spill_bytes_raw", 0);
+  r.features.spill_bytes_raw = get_or<double>(p, "spill_bytes_raw", 0, pc);
   r.features.flops_contraction = get<double>(p, "flops_contraction", pc);
   r.features.flops_other = get<double>(p, "flops_other", pc);
-  r.features.occupancy = get_or<double>(p, "occupancy", 1);
+  r.features.occupancy = get_or<double>(p, "occupancy", 1, pc);
   // Records written before the per-GEMM-call term have no gemm_calls: 0
   // (no call overhead priced); re-measure, or re-derive with the model file.
-  r.features.gemm_calls = get_or<double>(p, "gemm_calls", 0);
+  r.features.gemm_calls = get_or<double>(p, "gemm_calls", 0, pc);
   // Likewise flops_transcendental: 0 (all of flops_other priced at e_cmp).
-  r.features.flops_transcendental = get_or<double>(p, "flops_transcendental", 0);
+  r.features.flops_transcendental = get_or<double>(p, "flops_transcendental", 0, pc);
   // And reduction_steps, select_steps, pool_steps: 0 (no per-step terms);
   // `fuseplan refeature` re-derives them from the model files.
-  r.features.reduction_steps = get_or<double>(p, "reduction_steps", 0);
-  r.features.select_steps = get_or<double>(p, "select_steps", 0);
-  r.features.pool_steps = get_or<double>(p, "pool_steps", 0);
+  r.features.reduction_steps = get_or<double>(p, "reduction_steps", 0, pc);
+  r.features.select_steps = get_or<double>(p, "select_steps", 0, pc);
+  r.features.pool_steps = get_or<double>(p, "pool_steps", 0, pc);
   // And sources_read: 0 (no first-touch term); refeature re-derives it.
-  r.features.sources_read = get_or<double>(p, "sources_read", 0);
-  r.level = get_or<std::string>(p, "level", "");
-  r.t_mem_us = get_or<double>(p, "t_mem_us", 0);
-  r.t_compute_us = get_or<double>(p, "t_compute_us", 0);
-  r.launch_us = get_or<double>(p, "launch_us", 0);
+  r.features.sources_read = get_or<double>(p, "sources_read", 0, pc);
+  r.level = get_or<std::string>(p, "level", "", pc);
+  r.t_mem_us = get_or<double>(p, "t_mem_us", 0, pc);
+  r.t_compute_us = get_or<double>(p, "t_compute_us", 0, pc);
+  r.launch_us = get_or<double>(p, "launch_us", 0, pc);
   r.predicted_us = get<double>(p, "predicted_us", pc);
-  r.bound = get_or<std::string>(p, "bound", "");
+  r.bound = get_or<std::string>(p, "bound", "", pc);
+  // The features are counts and sizes: a negative or non-finite one (an
+  // edited record) would be fitted as if it were measured.
+  const CostFeatures& f = r.features;
+  for (auto [key, v] : {std::pair{"bytes_read", f.bytes_read}, {"bytes_written", f.bytes_written},
+                        {"spill_bytes_raw", f.spill_bytes_raw}, {"flops_contraction", f.flops_contraction},
+                        {"flops_other", f.flops_other}, {"gemm_calls", f.gemm_calls},
+                        {"flops_transcendental", f.flops_transcendental}, {"reduction_steps", f.reduction_steps},
+                        {"select_steps", f.select_steps}, {"pool_steps", f.pool_steps},
+                        {"sources_read", f.sources_read}})
+    if (!(v >= 0) || !std::isfinite(v))
+      throw Error(pc + ": field '" + key + "' must be a number >= 0, got " + nlohmann::json(v).dump());
+  if (!(f.occupancy > 0 && f.occupancy <= 1))
+    throw Error(pc + ": field 'occupancy' must be in (0, 1], got " + nlohmann::json(f.occupancy).dump());
   const auto m = get<nlohmann::json>(j, "measured", ctx);
   const std::string mc = ctx + ".measured";
   r.median_us = get<double>(m, "median_us", mc);
-  r.min_us = get_or<double>(m, "min_us", r.median_us);
-  r.max_us = get_or<double>(m, "max_us", r.median_us);
-  r.repetitions = get_or<int>(m, "repetitions", 1);
-  r.flushed = get_or<bool>(m, "flushed", false);
-  r.cycles = get_or<double>(m, "cycles", -1);
-  r.instructions = get_or<double>(m, "instructions", -1);
-  r.llc_misses = get_or<double>(m, "llc_misses", -1);
-  r.measured_bytes_read = get_or<double>(m, "bytes_read", -1);
-  r.measured_bytes_written = get_or<double>(m, "bytes_written", -1);
+  r.min_us = get_or<double>(m, "min_us", r.median_us, mc);
+  r.max_us = get_or<double>(m, "max_us", r.median_us, mc);
+  r.repetitions = static_cast<int>(int_field(m, "repetitions", mc, 0, std::numeric_limits<int>::max(), 1));
+  r.flushed = get_or<bool>(m, "flushed", false, mc);
+  r.cycles = get_or<double>(m, "cycles", -1, mc);
+  r.instructions = get_or<double>(m, "instructions", -1, mc);
+  r.llc_misses = get_or<double>(m, "llc_misses", -1, mc);
+  r.measured_bytes_read = get_or<double>(m, "bytes_read", -1, mc);
+  r.measured_bytes_written = get_or<double>(m, "bytes_written", -1, mc);
   return r;
 }
 
 std::vector<MeasurementRecord> read_records(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))  // it opens, and reads as no records
+    throw Error("cannot read measurements '" + path + "': it is a directory, not a JSON-lines file");
   std::ifstream in(path);
   if (!in) throw Error("cannot read measurements '" + path + "'");
   std::vector<MeasurementRecord> out;

@@ -194,7 +194,7 @@ class VerticalSearch {
   }
 
   void push(double delta_us, CandKind kind, int p, int c, std::span<const int> stamp_ids) {
-    if (delta_us <= kMinGainUs) return;
+    if (!(delta_us > kMinGainUs)) return;  // NaN too
     Candidate cand{delta_us, kind, p, c, static_cast<uint32_t>(stamps_.size()), static_cast<uint32_t>(stamp_ids.size()),
                    epoch_};
     for (int i : stamp_ids) stamps_.emplace_back(i, ws_.version(i));

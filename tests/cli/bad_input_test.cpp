@@ -191,5 +191,201 @@ TEST(CliGen, RefusesAFileNameThatIsNeitherOnnxNorOnnxtxt) {
   EXPECT_EQ(fuseplan({"inspect", dir + "/m.onnxtxt", "--batch", "1"}).code, 0);
 }
 
+// A cpu device JSON with `extra` fields added (a field given twice: the last wins).
+std::string cpu_device(const std::string& extra) {
+  return R"({"kind": "cpu", "arch": "x86-64-avx2", "dram_bw_GBps": 4, "sm_count": 2, "fp32_TFLOPs": 0.08,
+             "launch_us": 1, "caches": [{"name": "L1", "bytes": 49152, "bw_GBps": 200},
+             {"name": "DRAM", "bytes": 0, "bw_GBps": 4}])" +
+         (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+// Figures far beyond any machine: spill_penalty 1e308 made a kernel's time
+// inf and the search looped on NaN savings, growing its queue without bound;
+// launch_us 1.7e308 printed "unfused inf us, -nanx"; sm_count 1e10 was read
+// as -2147483648 ("must be positive") and 3e9 was "not positive".
+TEST(CliDevice, AFigureFarOutOfRangeIsRefusedNotAHang) {
+  const std::string dir = fresh_dir("device-range");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  auto search = [&](const std::string& name, const std::string& extra) {
+    return fuseplan({"search", model, "--batch", "2", "--device", write(dir, name, cpu_device(extra)), "-o",
+                     dir + "/p.json"},
+                    ".", "timeout 60");
+  };
+  ASSERT_EQ(search("ok.json", "").code, 0);
+  fs::remove(dir + "/p.json");
+  expect_refused(search("spill.json", R"("spill_penalty": 1e308)"), "field 'spill_penalty' must be at most");
+  expect_refused(search("launch.json", R"("launch_us": 1.7e308)"), "field 'launch_us' must be at most");
+  expect_refused(search("src.json", R"("source_read_us": 1e300)"), "field 'source_read_us' must be at most");
+  expect_refused(search("emem.json", R"("e_mem": 1e-300)"), "field 'e_mem' must be at least");
+  expect_refused(search("sm.json", R"("sm_count": 10000000000)"),
+                 "field 'sm_count' must be an integer from -2147483648 to 2147483647, got 10000000000");
+  expect_refused(search("regs.json", R"("regs_per_sm": 3000000000)"),
+                 "field 'regs_per_sm' must be an integer from -2147483648 to 2147483647, got 3000000000");
+  // A path that exists but is no regular file was "not found".
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--device", "/dev/null"}),
+                 "device '/dev/null' is not a regular file; a device is a name or a JSON file");
+  EXPECT_FALSE(fs::exists(dir + "/p.json"));
+}
+
+// One measurement record (JSON line), with extra fields at its top level, in
+// "predicted" and in "measured".
+std::string record(const std::string& top = "", const std::string& predicted = "", const std::string& measured = "") {
+  return R"({"schema": "fuseplan.measurement/1", "model": "tiny.onnxtxt", "group": 0, "device": "host-cpu", )" +
+         top + (top.empty() ? "" : ", ") + R"("predicted": {"bytes_read": 512, "bytes_written": 256, )" + predicted +
+         (predicted.empty() ? "" : ", ") + R"("flops_contraction": 0, "flops_other": 64, "predicted_us": 1}, )" +
+         R"("measured": {)" + measured + (measured.empty() ? "" : ", ") + R"("median_us": 1}})" + "\n";
+}
+
+// An optional record field of the wrong type escaped as nlohmann's
+// type_error: "internal error", exit 3, no file or line. A negative feature
+// was fitted as if measured; a float group was truncated.
+TEST(CliRecords, AFieldOfTheWrongTypeOrRangeIsRefusedWithItsLine) {
+  const std::string dir = fresh_dir("records-bad");
+  write(dir, "tiny.onnxtxt", kTiny);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {record(R"("dims": {"S": "x"})"), "measurement.dims: field 'S' must be an integer from 1 to"},
+      {record(R"("dims": [1])"), "measurement: field 'dims' must be an object of NAME: value, got [1]"},
+      {record(R"("dims": {"N": 0})"), "measurement.dims: field 'N' must be an integer from 1 to"},
+      {record(R"("threads": "a")"), "measurement: field 'threads' must be an integer from 0 to"},
+      {record(R"("group": 1e20)"), "measurement: field 'group' must be an integer from 0 to 2147483647, got 1e+20"},
+      {record(R"("op_classes": 5)"), "measurement: field 'op_classes' has the wrong type (5)"},
+      {record("", R"("level": 3)"), "measurement.predicted: field 'level' has the wrong type (3)"},
+      {record("", R"("gemm_calls": "x")"), "measurement.predicted: field 'gemm_calls' has the wrong type (\"x\")"},
+      {record("", R"("sources_read": -1)"), "measurement.predicted: field 'sources_read' must be a number >= 0, got -1.0"},
+      {record("", R"("occupancy": 0)"), "measurement.predicted: field 'occupancy' must be in (0, 1], got 0.0"},
+      {record("", "", R"("min_us": "x")"), "measurement.measured: field 'min_us' has the wrong type (\"x\")"},
+      {record("", "", R"("flushed": "yes")"), "measurement.measured: field 'flushed' has the wrong type (\"yes\")"},
+      {record("", "", R"("repetitions": 2.5)"), "measurement.measured: field 'repetitions' must be an integer"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].first);
+    const std::string file = write(dir, "r" + std::to_string(i) + ".jsonl", record() + cases[i].first);
+    const std::string where = file + ":2: " + cases[i].second;
+    expect_refused(fuseplan({"calibrate", "--device", "host-cpu", file, "-o", dir + "/cal.json"}), where);
+    expect_refused(fuseplan({"accuracy", "--device", "host-cpu", file, "-o", dir + "/acc.md"}), where);
+    expect_refused(fuseplan({"refeature", file, "--models", dir, "-o", dir + "/out"}), where);
+  }
+  // A directory given as measurements read as no records.
+  fs::create_directories(dir + "/d");
+  expect_refused(fuseplan({"calibrate", "--device", "host-cpu", dir + "/d", "-o", dir + "/cal.json"}),
+                 "cannot read measurements '" + dir + "/d': it is a directory, not a JSON-lines file");
+  EXPECT_FALSE(fs::exists(dir + "/cal.json"));
+  EXPECT_FALSE(fs::exists(dir + "/acc.md"));
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
+// A feature too large for the weighted fit (bytes_read 1e308) made every
+// round's residual NaN; calibrate and accuracy then read an empty best round
+// and crashed (SIGSEGV).
+TEST(CliCalibrate, AnOverflowingRecordIsRefusedNotACrash) {
+  const std::string dir = fresh_dir("records-overflow");
+  std::string lines;
+  for (int i = 0; i < 12; ++i)
+    lines += R"({"schema": "fuseplan.measurement/1", "model": "m)" + std::to_string(i % 3) +
+             R"(.onnxtxt", "group": )" + std::to_string(i) + R"(, "group_key": "k)" + std::to_string(i) +
+             R"(", "device": "host-cpu", "predicted": {"bytes_read": )" + std::to_string(1024 * (i + 1)) +
+             R"(, "bytes_written": 1024, "flops_contraction": 0, "flops_other": 64, "predicted_us": 1},)" +
+             R"( "measured": {"median_us": )" + std::to_string(1 + 0.3 * i) + "}}\n";
+  lines += R"({"schema": "fuseplan.measurement/1", "model": "m0.onnxtxt", "group": 99, "group_key": "huge",
+             "device": "host-cpu", "predicted": {"bytes_read": 1e308, "bytes_written": 1024,
+             "flops_contraction": 0, "flops_other": 64, "predicted_us": 1}, "measured": {"median_us": 0.05}})";
+  // One record per line.
+  lines = std::regex_replace(lines, std::regex("\n +"), " ");
+  const std::string file = write(dir, "m.jsonl", lines + "\n");
+  const std::string msg = "measurement m0.onnxtxt";
+  Result c = fuseplan({"calibrate", "--device", "host-cpu", file, "-o", dir + "/cal.json"});
+  expect_refused(c, "is out of range for the fit: its features or time overflow a double");
+  EXPECT_NE(c.err.find(msg), std::string::npos) << c.err;
+  expect_refused(fuseplan({"accuracy", "--device", "host-cpu", file, "--holdout", "m2.onnxtxt", "-o", dir + "/a.md"}),
+                 "is out of range for the fit");
+  EXPECT_FALSE(fs::exists(dir + "/cal.json"));
+  EXPECT_FALSE(fs::exists(dir + "/a.md"));
+}
+
+// measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
+// and found an unwritable -o only after measuring every plan.
+TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
+  const std::string dir = fresh_dir("measure-args");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::vector<std::string> base = {"measure", model, "--batch", "2", "--strategies", "unfused"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return fuseplan(args);
+  };
+  expect_refused(with({"--repeat", "0", "-o", dir + "/m.jsonl"}), "--repeat: must be from 1 to 1000000, got 0");
+  expect_refused(with({"--repeat=-1", "-o", dir + "/m.jsonl"}), "--repeat: must be from 1 to 1000000, got -1");
+  expect_refused(with({"--warmup=-5", "-o", dir + "/m.jsonl"}), "--warmup: must be from 0 to 1000000, got -5");
+  expect_refused(with({"-o", dir}), "cannot write '" + dir + "': it is a directory");
+  expect_refused(with({"-o", dir + "/no/m.jsonl"}), "cannot write '" + dir + "/no/m.jsonl': no directory '" + dir + "/no'");
+  expect_refused(with({"--append", "-o", dir + "/no/m.jsonl"}), "no directory '" + dir + "/no'");
+  EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
+  // accuracy's closed loop ran with --rounds -2 and --repeat 0.
+  write(dir, "r.jsonl", "");
+  expect_refused(fuseplan({"accuracy", dir + "/r.jsonl", "--closed-loop", model, "--batch", "2", "--rounds=-2"}),
+                 "--rounds: must be from 1 to 1000000, got -2");
+  expect_refused(fuseplan({"accuracy", dir + "/r.jsonl", "--closed-loop", model, "--batch", "2", "--repeat", "0"}),
+                 "--repeat: must be from 1 to 1000000, got 0");
+}
+
+// --dim wins over --batch for the batch dim (README: binding rule), silently:
+// `tune --batch 1,64 --dim N=3` tuned N=3 twice and wrote plan-b64.json for N=3.
+TEST(CliBatch, ADimThatBindsTheBatchDimSaysBatchIsIgnored) {
+  const std::string dir = fresh_dir("batch-dim");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string warning =
+      "fuseplan: warning: --batch 64 is ignored: --dim N=3 binds the batch dim 'N' of 'x'";
+  Result s = fuseplan({"search", model, "--batch", "64", "--dim", "N=3", "-o", dir + "/p.json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  ASSERT_EQ(s.err_lines().size(), 1u) << s.err;
+  EXPECT_EQ(s.err_lines()[0], warning);
+  Result t = fuseplan({"tune", model, "--batch", "64", "--dim", "N=3", "--no-peers", "--no-svg", "-o", dir + "/t"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.err.find(warning), std::string::npos) << t.err;
+  // The same value, or no --dim, binds as before: no warning.
+  Result same = fuseplan({"search", model, "--batch", "3", "--dim", "N=3", "-o", dir + "/p.json"});
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_TRUE(same.err.empty()) << same.err;
+}
+
+// explain --node NAME that no decision touches printed the plan's header to
+// stdout, then the error; --node '' printed every decision.
+TEST(CliExplain, AnUnknownNodeIsOneErrorLineAndNoOutput) {
+  const std::string dir = fresh_dir("explain-node");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "2", "-o", dir + "/p.json"}).code, 0);
+  Result r = fuseplan({"explain", dir + "/p.json", "--node", "nosuch"});
+  expect_refused(r, "no decision touches 'nosuch'");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  Result e = fuseplan({"explain", dir + "/p.json", "--node", ""});
+  expect_refused(e, "no decision touches ''");
+  EXPECT_TRUE(e.out.empty()) << e.out;
+  Result ok = fuseplan({"explain", dir + "/p.json", "--node", "t"});
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("t -> a: fused"), std::string::npos) << ok.out;
+}
+
+// A plan whose dims hold a string failed with the JSON library's "type must
+// be number, but is string", naming neither 'dims' nor the entry.
+TEST(CliPlan, ADimsEntryOfTheWrongTypeIsNamed) {
+  const std::string dir = fresh_dir("plan-dims");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "2", "-o", dir + "/p.json"}).code, 0);
+  const std::string plan = slurp(dir + "/p.json");
+  ASSERT_NE(plan.find("\"dims\": {"), std::string::npos) << plan;
+  write(dir, "str.json", std::regex_replace(plan, std::regex("\"dims\": \\{"), "\"dims\": {\"Q\": \"x\", "));
+  write(dir, "arr.json", std::regex_replace(plan, std::regex("\"dims\": \\{[^}]*\\}"), "\"dims\": [2]"));
+  write(dir, "sha.json", std::regex_replace(plan, std::regex("\"sha256\": \"[0-9a-f]*\""), "\"sha256\": 5"));
+  for (const char* cmd : {"cost", "run"}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/str.json"}),
+                   "malformed plan: dims: 'Q' is \"x\", not an integer >= 1");
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/arr.json"}),
+                   "malformed plan: 'dims' is not an object of NAME: value");
+    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/sha.json"}),
+                   "malformed plan: model: 'sha256' is not a string");
+  }
+}
+
 }  // namespace
 }  // namespace fuseplan
