@@ -25,25 +25,24 @@ std::string group_text(const Graph& g, const Group& grp) {
   return s;
 }
 
+// The value of present field `key` as a T; the wrong type is an error naming it.
+template <class T> T as(const nlohmann::json& v, const char* key, const std::string& ctx) {
+  try {
+    return v.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(ctx + ": field '" + key + "' has the wrong type (" + v.dump() + ")");
+  }
+}
 template <class T> T get(const nlohmann::json& j, const char* key, const std::string& ctx) {
   auto it = j.find(key);
   if (it == j.end()) throw Error(ctx + ": missing field '" + key + "'");
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(ctx + ": field '" + key + "' has the wrong type (" + it->dump() + ")");
-  }
+  return as<T>(*it, key, ctx);
 }
 // An optional field: absent or null gives `dflt`; present with the wrong type
 // is an error naming it (a record edited by hand or by another tool).
 template <class T> T get_or(const nlohmann::json& j, const char* key, T dflt, const std::string& ctx) {
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return dflt;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(ctx + ": field '" + key + "' has the wrong type (" + it->dump() + ")");
-  }
+  return it == j.end() || it->is_null() ? dflt : as<T>(*it, key, ctx);
 }
 
 // An integer from lo to hi (a float, string or out-of-range value is refused
