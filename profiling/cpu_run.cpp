@@ -61,12 +61,15 @@ std::string group_label(const Graph& g, const Group& grp) {
 }
 
 // The plan's buffers in one zeroed allocation, each starting on its own
-// 4 KiB page. The hardware prefetchers (the adjacent-line pair, the L2
-// streamer) do not cross a page, so after a cache flush whether a tensor's
+// 4 KiB page and followed by one page no tensor uses. The adjacent-line and
+// L2 streamer prefetchers do not cross a page, and the next-page prefetcher
+// (which fetches the first line of the following page when a stream reaches
+// a page's end) lands in the gap, so after a cache flush whether a tensor's
 // first lines are cached does not depend on which neighbouring tensor an
 // earlier group touched: with 64-byte-aligned heap tensors, distilbert_tiny's
 // single bias adds of one shape took 0.03 or 0.2 us depending on their
-// neighbours (docs/calibration.md).
+// neighbours; without the gap page, zoo_candy's bias scalars after a streamed
+// weight measured 0.05 us (prefetched) or 0.2-0.4 us (cold) (docs/calibration.md).
 class PageArena {
  public:
   static constexpr std::size_t kPage = 4096;  // x86-64 base page; prefetchers stop at its boundary
@@ -76,7 +79,7 @@ class PageArena {
     std::size_t total = 0;
     for (std::size_t n = 0; n < sizes.size(); ++n) {
       offset_[n] = total;
-      total += (sizes[n] + kPage - 1) / kPage * kPage;
+      if (sizes[n]) total += (sizes[n] + kPage - 1) / kPage * kPage + kPage;  // + the gap page
     }
     // Backed by 2 MiB pages where the kernel allows (THP "madvise" or
     // "always"): a 4 KiB page per tensor would otherwise spend one TLB entry
