@@ -60,12 +60,13 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 }
 
 // ---- the linear parameterisation ----
-// Columns: launch | one per memory level | spill, gemm_call, source_read (CPU) | contraction | other
+// Columns: launch | one per memory level | write-allocate (CPU, when the prior sets it) | spill, gemm_call,
+// source_read (CPU) | contraction | other
 // | transcendental, reduce, select, pool steps (CPU).
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, spill = -1, calls = -1, sources = -1, contraction = -1, other = -1, transcendental = -1, reduce = -1,
+  int launch = 0, write_allocate = -1, spill = -1, calls = -1, sources = -1, contraction = -1, other = -1, transcendental = -1, reduce = -1,
       select = -1, pool = -1;
   int first_level = 1, levels = 0;
 
@@ -93,6 +94,9 @@ struct Layout {
         add("dram_bw_GBps", -1);
         ++levels;
       }
+      // Stores beyond the store buffer at the write-allocate bandwidth: a
+      // column only when the prior prices them so (0 = with the reads).
+      if (d.write_allocate_bw_GBps > 0) write_allocate = add("write_allocate_bw_GBps", -2);
       spill = add("spill_penalty", -2);
       // CPU backend: per library GEMM call (GPU libraries batch in one launch).
       calls = add("gemm_call_us", -2);
@@ -124,6 +128,7 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   x[L.launch] = d.launch_us;
   for (int c = L.first_level; c < L.first_level + L.levels; ++c)
     x[c] = safe_div(kUsPerByteAtGBps, level_bw(L.level_of_col[c], d) * d.e_mem);
+  if (L.write_allocate >= 0) x[L.write_allocate] = safe_div(kUsPerByteAtGBps, d.write_allocate_bw_GBps * d.e_mem);
   if (L.spill >= 0) {
     int l1 = l1_index(d);
     x[L.spill] = d.spill_penalty * safe_div(kUsPerByteAtGBps, level_bw(l1, d) * d.e_mem);
@@ -152,7 +157,9 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
     mem[L.first_level] = safe_div(bytes, occ);
   } else {
     double ws = f.bytes_read + f.bytes_written;
-    mem[L.column_of_level(cpu_level_index(ws, d))] = ws;
+    double wa = costmodel_detail::write_allocate_bytes(f.bytes_written, d);
+    mem[L.column_of_level(cpu_level_index(ws, d))] = ws - wa;
+    if (L.write_allocate >= 0) mem[L.write_allocate] = wa;
     mem[L.spill] = f.spill_bytes_raw;
   }
   cmp[L.contraction] = f.flops_contraction;
@@ -493,6 +500,12 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
       d.sources["caches"] = "bw_GBps fitted by fuseplan calibrate on " + today() + " (see " + d.name +
                             " parameters); capacities from the probe";
     if (li >= 0 && prior.caches[li].bytes <= 0 && !fp.held) note_source("dram_bw_GBps", fp);
+  }
+  if (L.write_allocate >= 0) {
+    auto fp = add(L.write_allocate, prior.write_allocate_bw_GBps,
+                  safe_div(kUsPerByteAtGBps, x[L.write_allocate] * prior.e_mem), rel(L.write_allocate));
+    d.write_allocate_bw_GBps = fp.value;
+    note_source("write_allocate_bw_GBps", fp);
   }
   if (L.spill >= 0) {
     int l1 = l1_index(d);

@@ -296,12 +296,15 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   double bw = d.dram_bw_GBps;
   std::string_view level = "DRAM";
   double occ_factor = 1;
+  double write_allocate = 0;  // CPU: written bytes beyond the store buffer, at write_allocate_bw_GBps
   if (d.is_gpu()) {
     if (d.min_occupancy_for_full_bw > 0) occ_factor = std::min(1.0, r.occupancy / d.min_occupancy_for_full_bw);
     c.t_mem_us = safe_div(c.bytes() * kUsPerByteAtGBps, bw * d.e_mem * occ_factor);
   } else {
     std::tie(level, bw) = cpu_level(read + written, d);
-    c.t_mem_us = safe_div((read + written) * kUsPerByteAtGBps, bw * d.e_mem) +
+    write_allocate = write_allocate_bytes(written, d);
+    c.t_mem_us = safe_div((read + written - write_allocate) * kUsPerByteAtGBps, bw * d.e_mem) +
+                 safe_div(write_allocate * kUsPerByteAtGBps, d.write_allocate_bw_GBps * d.e_mem) +
                  safe_div(r.spill_bytes * kUsPerByteAtGBps, cpu_l1_bw(d) * d.e_mem);
   }
   double peak_c = d.tensor_TFLOPs > 0 ? d.tensor_TFLOPs : d.fp32_TFLOPs;
@@ -373,7 +376,11 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   o << "t_mem = " << fixed(c.t_mem_us, 3) << " us (" << fixed(c.bytes()) << " B / (" << level << " " << fixed(bw, 1)
     << " GB/s × e_mem " << fixed(d.e_mem, 2);
   if (d.is_gpu()) o << " × occupancy factor " << fixed(occ_factor, 2);
-  o << "))\n";
+  o << ")";
+  if (write_allocate > 0)
+    o << ", of which " << fixed(write_allocate) << " B written beyond the " << fixed(d.store_buffer_bytes)
+      << " B store buffer at write-allocate " << fixed(d.write_allocate_bw_GBps, 1) << " GB/s";
+  o << ")\n";
   o << "t_compute = " << fixed(c.t_compute_us, 3) << " us (contraction " << fixed(f.contraction) << " / ("
     << fixed(peak_c, 1) << " TFLOP/s × e_contraction " << fixed(d.e_contraction, 2) << ") + other " << fixed(f.other)
     << " / (" << fixed(d.fp32_TFLOPs, 1) << " TFLOP/s × e_cmp " << fixed(d.e_cmp, 2) << ")";

@@ -125,6 +125,14 @@ inline constexpr double kReduceOverlapSteps = 64;
 bool is_transcendental(std::string_view op);
 /// Effective efficiency of transcendental FLOPs on d (e_transcendental, or e_cmp when 0).
 inline double transcendental_efficiency(const DeviceSpec& d) { return d.e_transcendental > 0 ? d.e_transcendental : d.e_cmp; }
+
+/// CPU: the bytes of `written` priced at DeviceSpec::write_allocate_bw_GBps,
+/// those beyond the store buffer; 0 when the device sets no such bandwidth
+/// (GPU, or an uncalibrated CPU device: all writes at the working-set level).
+inline double write_allocate_bytes(double written, const DeviceSpec& d) {
+  if (d.is_gpu() || !(d.write_allocate_bw_GBps > 0)) return 0;
+  return written > d.store_buffer_bytes ? written - d.store_buffer_bytes : 0;
+}
 /// Library GEMM calls the CPU runtime makes for contraction node n
 /// (emit/cpu/runtime.h): a MatMul's broadcast batch count, a Conv's N·group;
 /// 0 for other nodes and ConvTranspose (a direct loop nest).

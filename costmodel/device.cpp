@@ -105,6 +105,8 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "graph_launch_us", d.graph_launch_us, false, ctx);
   get_number(j, "gemm_call_us", d.gemm_call_us, false, ctx);  // absent: 0 (no per-call term)
   get_number(j, "source_read_us", d.source_read_us, false, ctx);  // absent: 0 (no first-touch term)
+  get_number(j, "write_allocate_bw_GBps", d.write_allocate_bw_GBps, false, ctx);  // absent: 0 (writes at the level)
+  get_number(j, "store_buffer_bytes", d.store_buffer_bytes, false, ctx);
   get_number(j, "e_mem", d.e_mem, false, ctx);
   get_number(j, "e_cmp", d.e_cmp, false, ctx);
   get_number(j, "e_contraction", d.e_contraction, false, ctx);
@@ -159,6 +161,9 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   if (d.launch_us < 0) throw Error(ctx + ": field 'launch_us' must be >= 0");
   if (d.gemm_call_us < 0) throw Error(ctx + ": field 'gemm_call_us' must be >= 0");
   if (d.source_read_us < 0) throw Error(ctx + ": field 'source_read_us' must be >= 0");
+  if (!(d.write_allocate_bw_GBps >= 0))
+    throw Error(ctx + ": field 'write_allocate_bw_GBps' must be >= 0 (0 = writes priced at the working-set level)");
+  if (!(d.store_buffer_bytes >= 0)) throw Error(ctx + ": field 'store_buffer_bytes' must be >= 0");
   if (d.reduce_step_ns < 0) throw Error(ctx + ": field 'reduce_step_ns' must be >= 0");
   if (d.pool_step_ns < 0) throw Error(ctx + ": field 'pool_step_ns' must be >= 0");
   if (d.select_step_ns < 0) throw Error(ctx + ": field 'select_step_ns' must be >= 0");
@@ -191,10 +196,11 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   for (auto [key, v] : {std::pair{"launch_us", d.launch_us}, {"graph_launch_us", d.graph_launch_us},
                         {"gemm_call_us", d.gemm_call_us}, {"source_read_us", d.source_read_us},
                         {"reduce_step_ns", d.reduce_step_ns}, {"pool_step_ns", d.pool_step_ns},
-                        {"select_step_ns", d.select_step_ns}})
+                        {"select_step_ns", d.select_step_ns}, {"store_buffer_bytes", d.store_buffer_bytes}})
     at_most(key, v, 1e9);
   at_most("spill_penalty", d.spill_penalty, 1e6);
   at_least("dram_bw_GBps", d.dram_bw_GBps, 1e-6);
+  at_least("write_allocate_bw_GBps", d.write_allocate_bw_GBps, 1e-6);
   for (size_t i = 0; i < d.caches.size(); ++i)
     at_least("caches[" + std::to_string(i) + "].bw_GBps", d.caches[i].bw_GBps, 1e-6);
   for (auto [key, v] : {std::pair{"fp32_TFLOPs", d.fp32_TFLOPs}, {"tensor_TFLOPs", d.tensor_TFLOPs}})
@@ -298,6 +304,8 @@ std::string device_to_json(const DeviceSpec& d) {
   j["graph_launch_us"] = d.graph_launch_us;
   j["gemm_call_us"] = d.gemm_call_us;
   j["source_read_us"] = d.source_read_us;
+  j["write_allocate_bw_GBps"] = d.write_allocate_bw_GBps;
+  j["store_buffer_bytes"] = d.store_buffer_bytes;
   j["e_mem"] = d.e_mem;
   j["e_cmp"] = d.e_cmp;
   j["e_contraction"] = d.e_contraction;

@@ -58,6 +58,24 @@ struct DeviceSpec {
   // launch. Default 0 (no such term); fitted by calibration on CPU devices
   // (docs/calibration.md).
   double source_read_us = 0;
+  // CPU: bandwidth of stores to lines no cache holds, GB/s. A store to such
+  // a line first reads it (write-allocate, a read-for-ownership), so a group
+  // writing a tensor the flush (or the plan's own streaming) evicted pays for
+  // the line fill whatever level its working set fits. When > 0, the bytes a
+  // group writes beyond store_buffer_bytes are priced at this bandwidth
+  // instead of the working-set level's. Default 0: writes are priced with the
+  // reads at the level (GPU devices: 0, stores are write-back through L2).
+  // Measured by `fuseplan probe` (stores into flushed lines); fitted by
+  // calibration (docs/calibration.md).
+  double write_allocate_bw_GBps = 0;
+  // CPU: bytes of stores the store buffer takes without waiting for their
+  // line fills, so a group writing no more than this pays no write-allocate
+  // time (the fill completes after the group's clock stops). Golden Cove
+  // (Sapphire Rapids) has 114 store-buffer entries (Intel 64 and IA-32
+  // Architectures Optimization Reference Manual, ch. 2), i.e. 3.6 KiB of
+  // 32-byte AVX2 stores, less for narrower stores. Used only with
+  // write_allocate_bw_GBps > 0.
+  double store_buffer_bytes = 0;
 
   // --- named efficiency parameters (fitted by calibration) ---
   double e_mem = 0.85;            // achievable fraction of DRAM bandwidth at full occupancy

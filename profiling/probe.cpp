@@ -19,10 +19,12 @@
 #include <iomanip>
 #include <memory>
 #include <new>
+#include <span>
 #include <sstream>
 #include <thread>
 
 #include "graph/graph.h"
+#include "profiling/cpu_profiler.h"
 
 namespace fuseplan {
 namespace {
@@ -132,6 +134,20 @@ __attribute__((target("avx2"))) void triad_f32_avx2(float* a, const float* b, co
 void triad_f32_sse(float* a, const float* b, const float* c, float s, std::size_t n) {
   triad_body<v4f>(a, b, c, s, n);
 }
+
+// a[i] = s with full-vector stores (a splat of a non-byte-repeated float:
+// the compiler cannot turn it into memset, whose large sizes use
+// non-temporal stores that skip the write-allocate).
+template <typename V>
+__attribute__((always_inline)) inline void store_body(float* __restrict a, float s, std::size_t n) {
+  constexpr std::size_t L = sizeof(V) / sizeof(float);
+  const V sv = V{} + s;
+  std::size_t i = 0;
+  for (; i + L <= n; i += L) std::memcpy(a + i, &sv, sizeof(V));
+  for (; i < n; ++i) a[i] = s;
+}
+__attribute__((target("avx2"))) void store_f32_avx2(float* a, float s, std::size_t n) { store_body<v8f>(a, s, n); }
+void store_f32_sse(float* a, float s, std::size_t n) { store_body<v4f>(a, s, n); }
 
 bool has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -407,6 +423,30 @@ double dispatch_on_pool(ForkJoinPool& pool) {
 }
 }  // namespace
 
+double write_allocate_on_pool(ForkJoinPool& pool, std::size_t bytes_per_thread, int samples) {
+  const int nt = pool.size();
+  const std::size_t per = std::max<std::size_t>(bytes_per_thread / sizeof(float) / 64 * 64, 64);
+  Aligned<float> a(per * static_cast<std::size_t>(nt));
+  auto kernel = has_avx2() ? store_f32_avx2 : store_f32_sse;
+  pool.run([&](int t) { kernel(a.p + per * t, 0.0f, per); });  // first touch by the owning thread
+  double best = 1e30;
+  for (int s = 0; s < std::max(1, samples); ++s) {
+    pool.run([&](int t) {  // every line out of every cache, written back: the stores below miss
+      const std::span<const std::byte> mine(reinterpret_cast<const std::byte*>(a.p + per * t), per * sizeof(float));
+      evict_lines(std::span(&mine, 1));
+    });
+    const auto t0 = Clock::now();
+    pool.run([&](int t) { kernel(a.p + per * t, 1.5f + 1e-6f * static_cast<float>(s), per); });
+    best = std::min(best, seconds_since(t0));
+  }
+  return static_cast<double>(per * sizeof(float)) * nt / best / 1e9;
+}
+
+double write_allocate_GBps(std::size_t bytes_per_thread, int threads, int samples) {
+  ForkJoinPool pool(std::max(1, threads));
+  return write_allocate_on_pool(pool, bytes_per_thread, samples);
+}
+
 double fp32_GFLOPs(int threads) {
   ForkJoinPool pool(std::max(1, threads));
   return fp32_on_pool(pool);
@@ -567,6 +607,19 @@ ProbeResult run_probe(std::ostream* log) {
   };
   fitted_later("gemm_call_us", "per-call",
                "us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles; contraction groups");
+  // Stores into lines no cache holds, 1 MiB per thread (within the private
+  // caches, so no write-back of the lines written is timed).
+  constexpr std::size_t kWriteAllocateBytes = std::size_t{1} << 20;
+  d.write_allocate_bw_GBps = write_allocate_on_pool(pool, kWriteAllocateBytes, 11);
+  d.sources["write_allocate_bw_GBps"] =
+      "stores (" + std::string(h.avx2 ? "256-bit AVX2" : "128-bit SSE") + ") into 1 MiB per thread just flushed "
+      "from every cache (CLFLUSH), all cores, best of 11: each line is read before it is written (write-allocate), " +
+      measured;
+  say("write-allocate: stores into flushed lines " + fmt(d.write_allocate_bw_GBps, 4) + " GB/s");
+  d.store_buffer_bytes = 2048;
+  d.sources["store_buffer_bytes"] =
+      "2048: stores the store buffer holds while their lines fill (Golden Cove: 114 entries, 3.6 KiB of 32-byte "
+      "stores; Intel optimization manual ch. 2); 2, 4 and 8 KiB fit the calibration records alike, docs/calibration.md";
   d.source_read_us = 0;
   fitted_later("source_read_us", "first-touch",
                "us per source tensor a group reads: weights, constants and graph inputs start cold after a flush");

@@ -3,6 +3,7 @@
 // the features reproduce cost() exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -113,6 +114,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "pool_step_ns") return t.pool_step_ns;
   if (name == "select_step_ns") return t.select_step_ns;
   if (name == "source_read_us") return t.source_read_us;
+  if (name == "write_allocate_bw_GBps") return t.write_allocate_bw_GBps;
   for (const auto& c : t.caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -145,6 +147,32 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   }
   // The calibrated device predicts the true times (the loader's 1.5 cap on
   // efficiencies may move the excess into fp32_TFLOPs; the product is kept).
+  for (int i = 0; i < 20; ++i) {
+    double want = predict_us(samples[i].features, truth);
+    EXPECT_NEAR(predict_us(samples[i].features, r.device), want, 0.1 * want) << samples[i].tag;
+  }
+}
+
+// A prior that prices writes beyond the store buffer at a write-allocate
+// bandwidth gets that bandwidth fitted too (a 15th parameter); the store
+// buffer size is kept.
+TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
+  DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
+  prior.write_allocate_bw_GBps = 8;
+  prior.store_buffer_bytes = truth.store_buffer_bytes = 2048;
+  truth.write_allocate_bw_GBps = 20;
+  auto samples = synthetic(truth, 280, 0.05, 7, true);
+  CalibrationResult r = calibrate(prior, samples);
+  ASSERT_EQ(r.parameters.size(), 15u);
+  auto it = std::find_if(r.parameters.begin(), r.parameters.end(),
+                         [](const FittedParameter& p) { return p.name == "write_allocate_bw_GBps"; });
+  ASSERT_NE(it, r.parameters.end());
+  EXPECT_FALSE(it->held) << it->note;
+  EXPECT_EQ(it->prior, 8);
+  EXPECT_NEAR(it->value, 20, 2);
+  EXPECT_LT(std::fabs(it->value - 20), 4 * it->std_error + 0.02);
+  EXPECT_EQ(r.device.write_allocate_bw_GBps, it->value);
+  EXPECT_EQ(r.device.store_buffer_bytes, 2048);
   for (int i = 0; i < 20; ++i) {
     double want = predict_us(samples[i].features, truth);
     EXPECT_NEAR(predict_us(samples[i].features, r.device), want, 0.1 * want) << samples[i].tag;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "costmodel/calibrate.h"
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
 #include "tests/costmodel/cost_test_util.h"
@@ -426,6 +427,38 @@ TEST(CostCpu, SourcesReadCountsEachSourceTensorOnce) {
   EXPECT_DOUBLE_EQ(c1.t_sources_us, 0.75);
   EXPECT_DOUBLE_EQ(c1.predicted_us, c0.predicted_us + 0.75);
   EXPECT_NE(c1.breakdown.find("sources_read = 3 × 0.250 us = 0.750 us"), std::string::npos) << c1.breakdown;
+}
+
+// Write-allocate: with write_allocate_bw_GBps set, the bytes a group writes
+// beyond the store buffer are priced at that bandwidth, the rest (and every
+// read) at the working-set level, computed by hand.
+TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {4096});
+  NodeId y = b.op("y", "Relu", OpClass::elementwise, {4096}, {x});
+  NodeId s = b.input("s", {512});
+  NodeId z = b.op("z", "Relu", OpClass::elementwise, {512}, {s});
+  Graph g = b.finish({y, z});
+  DeviceSpec d = testing::cpu_spec();
+  EXPECT_EQ(d.write_allocate_bw_GBps, 0);  // default: writes at the level, predictions unchanged
+  // 16384 B read + 16384 B written = 32 KiB: L1 (2000 GB/s, e_mem 1).
+  GroupCost c0 = cost(g, make_group(g, {"y"}), d);
+  EXPECT_DOUBLE_EQ(c0.t_mem_us, 32768e-3 / 2000);
+  d.write_allocate_bw_GBps = 4;
+  d.store_buffer_bytes = 2048;
+  d.launch_us = 1;
+  // 16384 - 2048 = 14336 B at 4 GB/s = 3.584 us; 16384 + 2048 B at L1 = 0.009216 us.
+  GroupCost c1 = cost(g, make_group(g, {"y"}), d, true);
+  EXPECT_DOUBLE_EQ(c1.t_mem_us, 18432e-3 / 2000 + 14336e-3 / 4);
+  EXPECT_DOUBLE_EQ(c1.predicted_us, c1.t_mem_us + 1);  // memory-bound, + launch 1 us
+  EXPECT_EQ(c1.bound, "memory");
+  EXPECT_NE(c1.breakdown.find("of which 14336 B written beyond the 2048 B store buffer at write-allocate 4.0 GB/s"),
+            std::string::npos)
+      << c1.breakdown;
+  // 2048 B written: all in the store buffer, priced as before.
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).t_mem_us, 4096e-3 / 2000);
+  // The features reproduce the price (calibration fits the same formula).
+  EXPECT_NEAR(predict_us(cost_features(g, make_group(g, {"y"}), d), d), c1.predicted_us, 1e-9);
 }
 
 // Transcendental FLOPs (Tanh: 16 per element) at e_transcendental when set;

@@ -51,6 +51,15 @@ TEST(Probe, ComputeAndDispatchArePlausible) {
   EXPECT_LT(us, 5000.0);
 }
 
+// Stores into flushed lines wait for each line's fill (write-allocate):
+// slower than a triad whose three arrays stay in L1 (16 KiB on one thread).
+TEST(Probe, WriteAllocateIsSlowerThanAnL1ResidentTriad) {
+  const double wa = fuseplan::write_allocate_GBps(std::size_t(1) << 20, 1, 5);
+  const double l1 = fuseplan::stream_triad_GBps(std::size_t(16) << 10, 1, 3);
+  EXPECT_GT(wa, 0.1);
+  EXPECT_LT(wa, l1) << "write-allocate " << wa << " GB/s vs L1 triad " << l1 << " GB/s";
+}
+
 TEST(Probe, DeviceJsonRoundTrips) {
   fuseplan::DeviceSpec d;
   d.name = "probe-test";
