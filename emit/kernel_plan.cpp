@@ -115,6 +115,44 @@ Coords delinearise(const std::vector<int64_t>& shape, const std::string& offset)
   return c;
 }
 
+Coords reshape_coords(const std::vector<int64_t>& is, const std::vector<int64_t>& os, const Coords& c) {
+  int64_t ni = 1, no = 1;
+  for (int64_t v : is) ni *= v;
+  for (int64_t v : os) no *= v;
+  if (ni <= 0 || ni != no) return delinearise(is, linear_offset(os, c));  // empty: no element is read
+  // Split both shapes into the shortest consecutive blocks of equal element
+  // count (common factors). Within a block the input coordinates are the
+  // output block's offset unravelled in the input block's dims; a block of
+  // one dim > 1 on each side maps its coordinate straight through, and the
+  // outermost dim > 1 of a block needs no modulo (the offset is below the
+  // block's count). [1,128,2] -> [1,128,2,1] reads t[i1*2+i2], not
+  // t[((L/2)%128)*2+L%2] with L = i1*2+i2.
+  Coords ic(is.size(), "0");
+  std::size_t i = 0, o = 0;
+  while (i < is.size() || o < os.size()) {
+    const std::size_t i0 = i, o0 = o;
+    int64_t pi = 1, po = 1;
+    do {
+      if ((pi <= po && i < is.size()) || o == os.size()) pi *= is[i++];
+      else po *= os[o++];
+    } while (pi != po);
+    std::vector<int64_t> ib(is.begin() + i0, is.begin() + i), ob(os.begin() + o0, os.begin() + o);
+    const std::string off = linear_offset(ob, Coords(c.begin() + o0, c.begin() + o));
+    int64_t stride = 1;
+    std::size_t outer = ib.size();
+    for (std::size_t d = 0; d < ib.size(); ++d)
+      if (ib[d] != 1 && outer == ib.size()) outer = d;
+    for (std::size_t d = ib.size(); d-- > 0;) {
+      if (ib[d] == 1) continue;
+      // off is parenthesised (linear_offset), so is q.
+      std::string q = stride == 1 ? off : "(" + off + "/" + std::to_string(stride) + ")";
+      ic[i0 + d] = d == outer ? q : "(" + q + "%" + std::to_string(ib[d]) + ")";
+      stride *= ib[d];
+    }
+  }
+  return ic;
+}
+
 Coords broadcast_coords(const std::vector<int64_t>& shape, const Coords& c) {
   Coords out(shape.size());
   std::size_t shift = c.size() - shape.size();
@@ -129,7 +167,7 @@ Coords operand_coords(const Graph& g, NodeId n, int k, const Coords& c) {
   const auto& os = p.out.shape;
   int r = static_cast<int>(os.size());
   if (is_scalar_op(p.op) || p.op == "Cast" || p.op == "Expand") return broadcast_coords(is, c);
-  if (p.op == "Reshape" || p.op == "Identity") return is == os ? c : delinearise(is, linear_offset(os, c));
+  if (p.op == "Reshape" || p.op == "Identity") return is == os ? c : reshape_coords(is, os, c);
   Coords ic(is.size(), "0");
   if (p.op == "Slice") {
     SliceParams sp = slice_params(p, r);

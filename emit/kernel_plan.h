@@ -55,6 +55,11 @@ using Coords = std::vector<std::string>;
 std::string linear_offset(const std::vector<int64_t>& shape, const Coords& c);
 /// Coordinates of a tensor of `shape` from a linear offset expression.
 Coords delinearise(const std::vector<int64_t>& shape, const std::string& offset);
+/// Coordinates in a dense row-major tensor of shape `is` of the element a
+/// reshape to `os` (same element count) holds at `c`: per block of common
+/// factors of the two shapes, so dims a reshape only inserts, drops, merges
+/// or splits cost no division where none is needed.
+Coords reshape_coords(const std::vector<int64_t>& is, const std::vector<int64_t>& os, const Coords& c);
 /// Coordinates in operand `k` of node `n` when `n` is read at `c`, for the
 /// ops whose operand index is a pure affine/broadcast map: scalar ops, Cast,
 /// Reshape/Identity, Expand, Slice, Tile, Transpose, Resize (nearest),

@@ -12,6 +12,7 @@
 #include "emit/cpu/compiler.h"
 #include "emit/cpu/cpp_printer.h"
 #include "emit/cpu/cpu_backend.h"
+#include "emit/kernel_plan.h"
 #include "profiling/cpu_run.h"
 
 namespace fuseplan {
@@ -218,6 +219,38 @@ TEST(CpuEmit, HorizontalGroupAndInjectiveChainsAreBitIdentical) {
   plan.groups[1].kind = GroupKind::horizontal;
   plan.groups[1].branches = {{h1}, {h2, gth}};
   expect_identical(g, plan);
+}
+
+// Reshape reads per block of common factors: dims inserted or dropped map
+// straight through, a split dim is a linear offset, only merged dims divide.
+TEST(CpuEmit, ReshapeCoordinatesDivideOnlyWhereDimsMerge) {
+  using C = std::vector<std::string>;
+  EXPECT_EQ(reshape_coords({1, 128, 2}, {1, 128, 2, 1}, C{"i0", "i1", "i2", "i3"}), (C{"0", "(i1)", "(i2)"}));
+  EXPECT_EQ(reshape_coords({128, 768}, {128, 12, 64}, C{"i0", "i1", "i2"}), (C{"(i0)", "((i1)*64+(i2))"}));
+  EXPECT_EQ(reshape_coords({128, 12, 64}, {128, 768}, C{"i0", "i1"}), (C{"(i0)", "((i1)/64)", "((i1)%64)"}));
+  EXPECT_EQ(reshape_coords({6, 4}, {4, 6}, C{"i0", "i1"}),
+            (C{"(((i0)*6+(i1))/4)", "(((i0)*6+(i1))%4)"}));  // no common factor: one block
+}
+
+TEST(CpuEmit, ReshapeChainsAreBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {2, 3, 4});
+  auto r1 = b.op("r1", "Reshape", OpClass::reshape, {x}, {6, 4});
+  auto e1 = b.op("e1", "Neg", OpClass::elementwise, {r1}, {6, 4});
+  auto r2 = b.op("r2", "Reshape", OpClass::reshape, {e1}, {2, 12});
+  auto r3 = b.op("r3", "Reshape", OpClass::reshape, {r2}, {1, 2, 12, 1});
+  auto r4 = b.op("r4", "Reshape", OpClass::reshape, {r3}, {4, 6});
+  auto y = b.op("y", "Abs", OpClass::elementwise, {r4}, {4, 6});
+  auto& g = b.done({y});
+  expect_identical(g, unfused_plan(g));
+  expect_identical(g, hand_plan(g, {{r1, e1, r2, r3, r4, y}}));
+  // The unfused r3 ([2,12] -> [1,2,12,1]) only inserts unit dims: no division.
+  std::string src = cpu::plan_source(g, unfused_plan(g));
+  std::size_t at = src.find("// Reshape 'r3'");
+  ASSERT_NE(at, std::string::npos);
+  std::string body = src.substr(at, src.find('}', at) - at);
+  EXPECT_EQ(body.find('%'), std::string::npos) << body;
+  EXPECT_EQ(body.find('/', 3), std::string::npos) << body;
 }
 
 TEST(CpuEmit, CodeInjectionNamesGiveSafeCompilingCode) {
