@@ -14,7 +14,7 @@ constexpr const char* kProbeDefaultOutput = "host-cpu.probed.json";
 
 void add_probe(CLI::App& app) {
   auto out = std::make_shared<std::string>(kProbeDefaultOutput);
-  auto* cmd = app.add_subcommand("probe", "measure this CPU (triad bandwidth per cache level, FP32, dispatch) in < 30 s");
+  auto* cmd = app.add_subcommand("probe", "measure this CPU (triad bandwidth per cache level, write-allocate stores, FP32, dispatch) in < 30 s");
   cmd->add_option("-o,--output", *out,
                   "device JSON to write (use it as --device FILE); only -o SOURCE_TREE/configs/devices/host-cpu.json "
                   "replaces the shipped host-cpu device")
@@ -30,6 +30,7 @@ void add_probe(CLI::App& app) {
       std::cout << "  " << c.name << " " << fmt_bytes(c.bytes) << ": triad " << fmt(c.bw_GBps, 1) << " GB/s\n";
     std::cout << "DRAM triad " << fmt(r.triad_dram_GBps, 1) << " GB/s; independent STREAM-style "
               << fmt(r.independent_dram_GBps, 1) << " GB/s (" << fmt(r.agreement_pct, 1) << "% apart)\n";
+    std::cout << "write-allocate (stores into flushed lines) " << fmt(d.write_allocate_bw_GBps, 1) << " GB/s\n";
     std::cout << "wrote " << *out << " in " << fmt(r.seconds, 1) << " s (use it with --device " << *out << ")\n";
   });
 }
