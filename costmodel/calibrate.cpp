@@ -66,8 +66,8 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, write_allocate = -1, spill = -1, calls = -1, sources = -1, contraction = -1, other = -1, transcendental = -1, reduce = -1,
-      select = -1, pool = -1;
+  int launch = 0, write_allocate = -1, spill = -1, calls = -1, sources = -1, contraction = -1, other = -1,
+      transcendental = -1, reduce = -1, select = -1, pool = -1;
   int first_level = 1, levels = 0;
 
   /// Appends a column; returns its index. level: cache index, -1 DRAM, -2 not a memory level.

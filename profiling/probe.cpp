@@ -421,7 +421,6 @@ double dispatch_on_pool(ForkJoinPool& pool) {
   }
   return best * 1e6;
 }
-}  // namespace
 
 double write_allocate_on_pool(ForkJoinPool& pool, std::size_t bytes_per_thread, int samples) {
   const int nt = pool.size();
@@ -441,6 +440,7 @@ double write_allocate_on_pool(ForkJoinPool& pool, std::size_t bytes_per_thread, 
   }
   return static_cast<double>(per * sizeof(float)) * nt / best / 1e9;
 }
+}  // namespace
 
 double write_allocate_GBps(std::size_t bytes_per_thread, int threads, int samples) {
   ForkJoinPool pool(std::max(1, threads));
