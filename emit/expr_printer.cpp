@@ -55,7 +55,8 @@ std::string InlineExprPrinter::compute(NodeId n, const Coords& c) {
   if (p.op == "Where") {
     auto at = [&](int k) { return val(ops[k], broadcast_coords(shape(ops[k]), c)); };
     std::string cond = as(DType::boolean, ops[0], at(0));
-    return "(" + cond + " ? " + as(p.out.dtype, ops[1], at(1)) + " : " + as(p.out.dtype, ops[2], at(2)) + ")";
+    return "fprt::select<" + T + ">(" + cond + ", " + as(p.out.dtype, ops[1], at(1)) + ", " +
+           as(p.out.dtype, ops[2], at(2)) + ")";
   }
   if (p.op == "Reshape" || p.op == "Expand" || p.op == "Slice" || p.op == "Tile" || p.op == "Transpose" ||
       p.op == "Resize" || p.op == "DepthToSpace" || p.op == "SpaceToDepth" || p.op == "Identity")

@@ -71,6 +71,7 @@ template <class T> FP_D T clip(T x, T lo, T hi) { return x < lo ? lo : (x > hi ?
 template <class T> FP_D T hard_sigmoid(T x, T a, T b) { T v = a * x + b; return v < T(0) ? T(0) : (v > T(1) ? T(1) : v); }
 template <class T> FP_D T hard_swish(T x) { return x * hard_sigmoid(x, T(1) / T(6), T(0.5)); }
 template <class T> FP_D T elu(T x, T a) { return x < T(0) ? T(a * (exp(x) - T(1))) : x; }
+template <class T> FP_D T select(bool c, T a, T b) { return c ? a : b; }  // Where (selp: no divergence)
 template <class T> FP_D T max_(T a, T b) { return (b > a || b != b) ? b : a; }
 template <class T> FP_D T min_(T a, T b) { return (b < a || b != b) ? b : a; }
 template <class T> FP_D T div_(T a, T b) {
