@@ -37,7 +37,7 @@ void run_accuracy(const AccuracyArgs& a) {
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   check_dims_known(a.loop_models, a.batch, a.dim_args);
   for (const auto& f : a.files) {
-    auto rs = read_records(f);
+    auto rs = read_records(f, in.prior.name);
     in.records.insert(in.records.end(), rs.begin(), rs.end());
     in.measurement_files.push_back(f);
   }

@@ -302,6 +302,35 @@ TEST(CliCalibrate, AnOverflowingRecordIsRefusedNotACrash) {
   EXPECT_FALSE(fs::exists(dir + "/a.md"));
 }
 
+// calibrate and accuracy fitted records of any device: host-cpu's
+// measurements calibrated an h100-sxm without a word.
+TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
+  const std::string dir = fresh_dir("records-device");
+  const std::string h100 = std::regex_replace(record(), std::regex("\"device\": \"host-cpu\""), "\"device\": \"h100-sxm\"");
+  const std::string file = write(dir, "m.jsonl", record() + h100);
+  const std::string msg = file + ":2: measured on device 'h100-sxm', not on --device 'host-cpu'";
+  for (const char* cmd : {"calibrate", "accuracy"}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(fuseplan({cmd, "--device", "host-cpu", file, "-o", dir + "/out/x"}), msg);
+    expect_refused(fuseplan({cmd, "--device", "h100-sxm", write(dir, "cpu.jsonl", record()), "-o", dir + "/out/x"}),
+                   dir + "/cpu.jsonl:1: measured on device 'host-cpu', not on --device 'h100-sxm'");
+  }
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  // A device calibrated from host-cpu, or a variant config of it, takes its
+  // measurements: the shipped records (device host-cpu) and their prior
+  // results/calibration/host-cpu-1thread.json (docs/calibration.md).
+  const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
+  for (const std::string device : {"host-cpu-1thread.json", "host-cpu.calibrated.json"}) {
+    SCOPED_TRACE(device);
+    std::vector<std::string> args = {"calibrate", "--device", results + "/" + device, "--hold",
+                                     "launch_us,caches[L1].bw_GBps", "--statistic", "min", "-o", dir + "/cal.json"};
+    for (const auto& e : fs::directory_iterator(results))
+      if (e.path().extension() == ".jsonl") args.push_back(e.path().string());
+    Result c = fuseplan(args);
+    EXPECT_EQ(c.code, 0) << c.err;
+  }
+}
+
 // measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
 // and found an unwritable -o only after measuring every plan.
 TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
