@@ -331,6 +331,23 @@ TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
   }
 }
 
+// measure took --strategies unfused,unfused and measured the plan twice;
+// tune took --batch 1,1 (compare refused both).
+TEST(CliMeasure, ARepeatedStrategyOrBatchSizeIsRefused) {
+  const std::string dir = fresh_dir("measure-repeat");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  expect_refused(fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,unfused", "-o", dir + "/m.jsonl"}),
+                 "--strategies: unfused given twice");
+  expect_refused(fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,,cost", "-o", dir + "/m.jsonl"}),
+                 "--strategies: empty entry in 'unfused,,cost'");
+  EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
+  expect_refused(fuseplan({"tune", model, "--batch", "1,8,1", "--no-peers", "-o", dir + "/tune"}),
+                 "--batch: 1 given twice");
+  expect_refused(fuseplan({"tune", model, "--batch", "8", "--batch", "8", "--no-peers", "-o", dir + "/tune"}),
+                 "--batch: 8 given twice");
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
+}
+
 // measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
 // and found an unwritable -o only after measuring every plan.
 TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
