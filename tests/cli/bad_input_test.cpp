@@ -348,6 +348,21 @@ TEST(CliMeasure, ARepeatedStrategyOrBatchSizeIsRefused) {
   EXPECT_FALSE(fs::exists(dir + "/tune"));
 }
 
+// refeature imports a model once per plan it searches again: a model without
+// a batch dim measured at --batch 2 repeated the "--batch 2 is ignored"
+// warning per strategy.
+TEST(CliRefeature, EachWarningIsPrintedOnce) {
+  const std::string dir = fresh_dir("refeature-warn");
+  const std::string model = write(dir, "fixed.onnxtxt", kStatic);
+  Result m = fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,cost", "--repeat", "1", "-o",
+                       dir + "/m.jsonl"});
+  ASSERT_EQ(m.code, 0) << m.err;
+  Result r = fuseplan({"refeature", dir + "/m.jsonl", "--models", dir, "-o", dir + "/out"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_EQ(r.err_lines()[0].rfind("fuseplan: warning: --batch 2 is ignored", 0), 0u) << r.err;
+}
+
 // measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
 // and found an unwritable -o only after measuring every plan.
 TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
