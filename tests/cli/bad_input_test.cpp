@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli_util.h"
+#include "profiling/tensor_data.h"
 
 namespace fuseplan {
 namespace {
@@ -361,6 +362,20 @@ TEST(CliRefeature, EachWarningIsPrintedOnce) {
   ASSERT_EQ(r.code, 0) << r.err;
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
   EXPECT_EQ(r.err_lines()[0].rfind("fuseplan: warning: --batch 2 is ignored", 0), 0u) << r.err;
+}
+
+// run --inputs x=a.npy,x=b.npy ran with b.npy for x and said nothing.
+TEST(CliRun, AnInputGivenTwiceIsRefused) {
+  const std::string dir = fresh_dir("run-inputs");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  write_npy(dir + "/a.npy", Tensor(DType::f32, {2, 64}));
+  write_npy(dir + "/b.npy", Tensor(DType::f32, {2, 64}));
+  const std::string a = "x=" + dir + "/a.npy", b = "x=" + dir + "/b.npy";
+  Result r = fuseplan({"run", model, "--batch", "2", "--inputs", a + "," + b});
+  expect_refused(r, "--inputs: input 'x' given twice ('" + a + "' and '" + b + "')");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  Result ok = fuseplan({"run", model, "--batch", "2", "--inputs", a + ",y=" + dir + "/b.npy", "--repeat", "1"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
 // measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
