@@ -378,6 +378,27 @@ TEST(CliRun, AnInputGivenTwiceIsRefused) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// A cpu device with "caches": [] was accepted and priced every group at a
+// cache level it does not have.
+TEST(CliDevice, ACpuDeviceWithoutCacheLevelsIsRefused) {
+  const std::string dir = fresh_dir("device-caches");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--device",
+                           write(dir, "empty.json", cpu_device(R"("caches": [])"))}),
+                 "field 'caches' is empty (a cpu device lists at least one cache level or its DRAM entry)");
+  // The shipped devices and calibration priors still load.
+  std::vector<fs::path> devices;
+  for (const auto& d : {"/configs/devices", "/results/calibration"})
+    for (const auto& e : fs::directory_iterator(std::string(FUSEPLAN_SOURCE_DIR) + d))
+      if (e.path().extension() == ".json") devices.push_back(e.path());
+  ASSERT_GE(devices.size(), 9u);
+  for (const auto& d : devices) {
+    SCOPED_TRACE(d.string());
+    Result r = fuseplan({"cost", model, "--batch", "2", "--device", d.string()});
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+}
+
 // measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
 // and found an unwritable -o only after measuring every plan.
 TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
