@@ -399,6 +399,29 @@ TEST(CliDevice, ACpuDeviceWithoutCacheLevelsIsRefused) {
   }
 }
 
+// accuracy -o DIR/report.md made DIR before fitting and before loading the
+// --closed-loop models: a fit or model that failed left DIR behind, empty.
+TEST(CliAccuracy, AFailureLeavesNoOutputDirectory) {
+  const std::string dir = fresh_dir("accuracy-late");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string empty = write(dir, "empty.jsonl", "");
+  expect_refused(fuseplan({"accuracy", empty, "-o", dir + "/out/report.md"}), "no measurements of the held-out models");
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
+  std::vector<std::string> args = {"accuracy", "--device", results + "/host-cpu-1thread.json"};
+  for (const auto& e : fs::directory_iterator(results))
+    if (e.path().extension() == ".jsonl") args.push_back(e.path().string());
+  for (const std::string& a : std::vector<std::string>{"--holdout", "gpt2_block.onnxtxt,mnist_wonnx.onnx", "--hold",
+                               "launch_us,caches[L1].bw_GBps", "--statistic", "min", "--closed-loop", model, "-o",
+                               dir + "/out/report.md", "--groups-csv", dir + "/out/groups.csv"})
+    args.push_back(a);
+  expect_refused(fuseplan(args), "unbound symbolic dim 'N'");  // the closed-loop model needs --batch
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  args.back() = dir;  // --groups-csv DIR
+  expect_refused(fuseplan(args), "cannot write '" + dir + "': it is a directory");
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
 // measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
 // and found an unwritable -o only after measuring every plan.
 TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
