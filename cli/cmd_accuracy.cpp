@@ -37,7 +37,7 @@ void run_accuracy(const AccuracyArgs& a) {
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   check_dims_known(a.loop_models, a.batch, a.dim_args);
   for (const auto& f : a.files) {
-    auto rs = read_records(f);
+    auto rs = read_records(f, in.prior.name);
     in.records.insert(in.records.end(), rs.begin(), rs.end());
     in.measurement_files.push_back(f);
   }
@@ -53,27 +53,33 @@ void run_accuracy(const AccuracyArgs& a) {
     for (const auto& m : models)
       if (i++ % 3 == 2) in.holdout.push_back(m);
   }
+  // Everything that can fail is checked before the first file or directory
+  // is made: the closed-loop models load and the training split fits.
   namespace fs = std::filesystem;
-  if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
-  in.plot_path = (fs::path(a.out).parent_path() / (fs::path(a.out).stem().string() + ".svg")).string();
-  if (!a.loop_models.empty()) {
-    // Fit once on the training split for the loop (the report refits the same way).
-    AccuracyInputs probe = in;
-    probe.plot_path.clear();
-    AccuracyResult pre = accuracy_report(probe);
-    for (const auto& path : a.loop_models) {
-      ModelArgs ma;
-      ma.path = path;
-      ma.batch = a.batch;
-      ma.dim_args = a.dim_args;
-      ma.known_dims_only = a.loop_models.size() == 1;  // several: check_dims_known
-      LoadedModel m = load_model(ma);
-      in.loops.push_back(closed_loop(m.graph, fs::path(path).filename().string(), in.prior, pre.fit.device,
-                                     a.loop_strategy, a.opts, a.rounds));
-      std::cerr << "fuseplan: closed loop " << path << ": measured " << fmt(in.loops.back().measured_prior_us, 0)
-                << " us (prior plan) vs " << fmt(in.loops.back().measured_calibrated_us, 0) << " us (calibrated plan)\n";
-    }
+  for (const auto& out : {a.out, a.groups_csv})
+    if (std::error_code ec; fs::is_directory(out, ec)) throw Error("cannot write '" + out + "': it is a directory");
+  std::vector<LoadedModel> loop_models;
+  for (const auto& path : a.loop_models) {
+    ModelArgs ma;
+    ma.path = path;
+    ma.batch = a.batch;
+    ma.dim_args = a.dim_args;
+    ma.known_dims_only = a.loop_models.size() == 1;  // several: check_dims_known
+    loop_models.push_back(load_model(ma));
   }
+  // The training split fitted once for the closed loop (the report refits
+  // the same way); in.plot_path is still empty: no plot.
+  const AccuracyResult pre = accuracy_report(in);
+  for (std::size_t i = 0; i < a.loop_models.size(); ++i) {
+    const std::string& path = a.loop_models[i];
+    in.loops.push_back(closed_loop(loop_models[i].graph, fs::path(path).filename().string(), in.prior,
+                                   pre.fit.device, a.loop_strategy, a.opts, a.rounds));
+    std::cerr << "fuseplan: closed loop " << path << ": measured " << fmt(in.loops.back().measured_prior_us, 0)
+              << " us (prior plan) vs " << fmt(in.loops.back().measured_calibrated_us, 0) << " us (calibrated plan)\n";
+  }
+  for (const auto& out : {a.out, a.groups_csv})
+    if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path());
+  in.plot_path = (fs::path(a.out).parent_path() / (fs::path(a.out).stem().string() + ".svg")).string();
   AccuracyResult res = accuracy_report(in);
   write_file_atomic(a.out, res.markdown);
   if (!a.groups_csv.empty()) write_file_atomic(a.groups_csv, res.groups_csv);

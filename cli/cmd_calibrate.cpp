@@ -26,7 +26,7 @@ void run_calibrate(const CalibrateArgs& a) {
   check_hold(prior, a.hold);
   std::vector<MeasurementRecord> all;
   for (const auto& f : a.files) {
-    auto rs = read_records(f);
+    auto rs = read_records(f, prior.name);
     all.insert(all.end(), rs.begin(), rs.end());
   }
   all = dedupe_records(all);

@@ -44,22 +44,6 @@ struct Row {
   double measured_us = -1;  // --measure
 };
 
-// --strategies: 'all', or names each once; an empty entry ('', 'cost,,tvm') is refused.
-std::vector<std::string> chosen_strategies(const std::string& list) {
-  if (list == "all") return strategy_names();
-  std::vector<std::string> names;
-  std::stringstream ss(list + ",");
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (item.empty())
-      throw Error("--strategies: empty entry in '" + list + "' (give strategy names, comma separated, or 'all')");
-    if (std::find(names.begin(), names.end(), item) != names.end())
-      throw Error("--strategies: " + item + " given twice");
-    make_strategy(item);  // throws naming the known strategies
-    names.push_back(item);
-  }
-  return names;
-}
-
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string q = "\"";
@@ -103,7 +87,7 @@ void run_compare(const CompareArgs& a) {
   const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   if (a.measure) require_cpu_for_measure(d, "compare");
-  const auto names = chosen_strategies(a.strategies);
+  const auto names = parse_strategy_list(a.strategies);
   const std::vector<int64_t> listed = parse_batch_list(a.batch_args);
   const std::vector<int64_t> batches = listed.empty() ? std::vector<int64_t>{0} : listed;
   check_dims_known(a.models, listed.empty() ? std::nullopt : std::optional<int64_t>(listed.front()), a.dim_args);

@@ -20,7 +20,7 @@ struct MeasureArgs {
   std::optional<int64_t> batch;
   std::vector<std::string> dim_args;
   std::string device = "host-cpu";
-  std::vector<std::string> strategies = {"unfused", "cost"};
+  std::string strategies = "unfused,cost";  // parse_strategy_list
   std::string out;
   bool append = false;
   std::string flush = "auto";
@@ -39,6 +39,7 @@ void check_writable(const std::string& out) {
 
 void run_measure(const MeasureArgs& a) {
   if (!a.out.empty()) check_writable(a.out);
+  const std::vector<std::string> strategies = parse_strategy_list(a.strategies);
   const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   check_dims_known(a.models, a.batch, a.dim_args);
@@ -56,7 +57,7 @@ void run_measure(const MeasureArgs& a) {
     ma.known_dims_only = a.models.size() == 1;  // several: check_dims_known
     LoadedModel m = load_model(ma);
     const std::string file = std::filesystem::path(path).filename().string();
-    for (const auto& s : a.strategies) {
+    for (const auto& s : strategies) {
       Plan plan = search(m.graph, d, s);
       plan.model_sha256 = m.sha256;
       plan.dims = ma.dims();
@@ -89,7 +90,8 @@ void add_measure(CLI::App& app) {
   cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable, each NAME once; models without it ignore it)")
       ->check(dim_value());
   cmd->add_option("--device", a->device, "device: name or JSON path (cpu: CPU backend, gpu: CUPTI)")->capture_default_str();
-  cmd->add_option("--strategies", a->strategies, "strategies whose plans are measured")->delimiter(',')->capture_default_str();
+  cmd->add_option("--strategies", a->strategies, "strategies whose plans are measured: comma separated, each once, or 'all'")
+      ->capture_default_str();
   cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout")->check(file_name());
   cmd->add_flag("--append", a->append, "append to the output file instead of replacing it");
   cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -52,6 +53,7 @@ void run_refeature(const RefeatureArgs& a) {
   };
   std::map<Key, Searched> cache;
   std::map<std::string, DeviceSpec> devices;
+  std::set<std::string> warned;
   int changed = 0, total = 0;
   for (const auto& file : a.files) {
     std::vector<MeasurementRecord> rs = read_records(file);
@@ -66,7 +68,9 @@ void run_refeature(const RefeatureArgs& a) {
           if (name == "batch") ma.batch = v;
           else ma.dim_args.push_back(name + "=" + std::to_string(v));
         }
-        LoadedModel m = load_model(ma);
+        LoadedModel m = load_model(ma, /*quiet=*/true);
+        for (const auto& w : m.graph.warnings)  // each distinct warning once, not once per plan searched
+          if (warned.insert(w).second) warn(w);
         if (m.sha256 != r.model_sha256)
           throw Error(ctx + ": " + ma.path + " is not the measured model (SHA-256 differs)");
         if (!devices.count(r.device)) devices.emplace(r.device, load_device(r.device));

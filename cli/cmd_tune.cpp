@@ -22,6 +22,7 @@ namespace {
 struct TuneArgs {
   ModelArgs model;
   std::string device = "host-cpu";
+  std::vector<std::string> batch_args;  // "1,8,64" (parse_batch_list)
   std::vector<int64_t> batches;
   std::string output;
   TuneOptions opts;
@@ -77,6 +78,7 @@ class ProgressPrinter {
 };
 
 void run_tune(TuneArgs& a) {
+  a.batches = parse_batch_list(a.batch_args);
   TuneModel model{a.model.path, a.model.import_options().dims, ""};
   model.sha256 = sha256_hex(read_file(model.path));
   {
@@ -145,10 +147,10 @@ void add_tune(CLI::App& app) {
   a->model.known_dims_only = true;  // one model: a --dim NAME it lacks is refused (ModelArgs::add_to does this elsewhere)
   auto* cmd = app.add_subcommand("tune", "tune a model per batch size: search, measure, recalibrate; plans, dispatch, reports");
   cmd->add_option("model", a->model.path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
-  cmd->add_option("--batch", a->batches, "batch sizes >= 1, comma separated; each binds the batch dim (see search --help)")
-      ->delimiter(',')
+  cmd->add_option("--batch", a->batch_args,
+                  "batch sizes >= 1, comma separated, each once; each binds the batch dim (see search --help)")
       ->required()
-      ->check(batch_value());
+      ->check(batch_list());
   cmd->add_option("--dim", a->model.dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
       ->check(dim_value());
   cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();

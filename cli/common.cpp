@@ -9,6 +9,7 @@
 
 #include "costmodel/calibrate.h"
 #include "emit/files.h"
+#include "search/strategy.h"
 
 namespace fuseplan::cli {
 
@@ -113,6 +114,21 @@ CLI::Validator batch_list() {
         return "";
       },
       "B,B,...", "batch sizes");
+}
+
+std::vector<std::string> parse_strategy_list(const std::string& list) {
+  if (list == "all") return strategy_names();
+  std::vector<std::string> names;
+  std::stringstream ss(list + ",");
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty())
+      throw Error("--strategies: empty entry in '" + list + "' (give strategy names, comma separated, or 'all')");
+    if (std::find(names.begin(), names.end(), item) != names.end())
+      throw Error("--strategies: " + item + " given twice");
+    make_strategy(item);  // throws naming the known strategies
+    names.push_back(item);
+  }
+  return names;
 }
 
 CLI::Validator dim_value() {

@@ -33,6 +33,10 @@ CLI::Validator batch_value();
 std::vector<int64_t> parse_batch_list(const std::vector<std::string>& args);
 /// CLI11 check of one --batch list entry (parse_batch_list on it).
 CLI::Validator batch_list();
+/// --strategies: 'all' (every strategy), or names comma separated, each
+/// once; throws Error for an empty entry ('', 'cost,,tvm'), a name given
+/// twice or an unknown strategy.
+std::vector<std::string> parse_strategy_list(const std::string& list);
 /// CLI11 check of a --dim item: NAME=VALUE with VALUE an integer >= 1.
 CLI::Validator dim_value();
 

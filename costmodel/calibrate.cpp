@@ -13,6 +13,7 @@
 #include <ctime>
 #include <limits>
 #include <numeric>
+#include <string_view>
 #include <tuple>
 
 #include <Eigen/Dense>
@@ -284,6 +285,18 @@ std::string memory_level(double bytes, const DeviceSpec& d) {
 
 std::vector<std::string> calibration_parameter_names(const DeviceSpec& d) { return Layout(d).names; }
 
+namespace {
+constexpr std::string_view kCalibratedSuffix = "-calibrated";
+}
+
+std::string calibrated_name(const std::string& name) {
+  return name.ends_with(kCalibratedSuffix) ? name : name + std::string(kCalibratedSuffix);
+}
+
+std::string uncalibrated_name(const std::string& name) {
+  return name.ends_with(kCalibratedSuffix) ? name.substr(0, name.size() - kCalibratedSuffix.size()) : name;
+}
+
 CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<CalibrationSample>& samples,
                             const CalibrationOptions& o) {
   const Layout L(prior);
@@ -459,7 +472,7 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
 
   // Back to device units.
   DeviceSpec d = prior;
-  d.name = prior.name.ends_with("-calibrated") ? prior.name : prior.name + "-calibrated";
+  d.name = calibrated_name(prior.name);
   d.calibrated = true;
   const std::string provenance = "fitted by fuseplan calibrate on " + today() + " from " + std::to_string(n) +
                                  " measured groups (relative least squares, docs/calibration.md)";

@@ -93,6 +93,12 @@ class DegenerateParameter : public Error {
 /// devices); the CLI's --hold refuses them against this list.
 std::vector<std::string> calibration_parameter_names(const DeviceSpec& d);
 
+/// The name of the device calibrate() fits from a prior named `name`:
+/// "<name>-calibrated" (a calibrated prior keeps its name).
+std::string calibrated_name(const std::string& name);
+/// `name` without a trailing "-calibrated": the device it was fitted from.
+std::string uncalibrated_name(const std::string& name);
+
 /// Fits `prior`'s effective parameters to the samples. Parameters no
 /// measurement exercises (support < min_support) or named in `hold` keep
 /// their prior. Throws Error (one line naming the cause or the parameter)

@@ -136,6 +136,8 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
       if (lvl.bytes < 0) throw Error(cctx + ": field 'bytes' must be >= 0 (0 = unbounded DRAM)");
       d.caches.push_back(std::move(lvl));
     }
+    if (!gpu && d.caches.empty())
+      throw Error(ctx + ": field 'caches' is empty (a cpu device lists at least one cache level or its DRAM entry)");
     // Ascending by capacity; a DRAM level (bytes = 0, unbounded) comes last.
     for (size_t i = 1; i < d.caches.size(); ++i) {
       const double prev = d.caches[i - 1].bytes, cur = d.caches[i].bytes;

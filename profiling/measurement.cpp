@@ -257,7 +257,12 @@ MeasurementRecord record_from_json(const std::string& line) {
   return r;
 }
 
-std::vector<MeasurementRecord> read_records(const std::string& path) {
+bool is_measured_on(const std::string& record_device, const std::string& device_name) {
+  const std::string measured = uncalibrated_name(record_device), device = uncalibrated_name(device_name);
+  return device == measured || device.starts_with(measured + "-");
+}
+
+std::vector<MeasurementRecord> read_records(const std::string& path, const std::string& device_name) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))  // it opens, and reads as no records
     throw Error("cannot read measurements '" + path + "': it is a directory, not a JSON-lines file");
@@ -269,6 +274,9 @@ std::vector<MeasurementRecord> read_records(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       out.push_back(record_from_json(line));
+      if (!device_name.empty() && !is_measured_on(out.back().device, device_name))
+        throw Error("measured on device '" + out.back().device + "', not on --device '" + device_name +
+                    "'; calibrate and score a device only with its own measurements");
     } catch (const Error& e) {
       throw Error(path + ":" + std::to_string(no) + ": " + e.what());
     }

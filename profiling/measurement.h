@@ -58,8 +58,15 @@ std::vector<MeasurementRecord> make_records(const Graph& g, const Plan& plan, co
 std::string record_to_json(const MeasurementRecord& r);
 /// Parses one line; throws Error naming the missing/mistyped field.
 MeasurementRecord record_from_json(const std::string& line);
-/// Reads a JSONL file (blank lines skipped); errors name file and line.
-std::vector<MeasurementRecord> read_records(const std::string& path);
+/// Whether a record measured on `record_device` may calibrate or score the
+/// device named `device_name`: both named alike once a trailing
+/// "-calibrated" is removed, or `device_name` a variant config of the
+/// measured device ("host-cpu-1thread" of "host-cpu").
+bool is_measured_on(const std::string& record_device, const std::string& device_name);
+/// Reads a JSONL file (blank lines skipped); errors name file and line. With
+/// `device_name`, a record measured on another device (is_measured_on) is an
+/// error too.
+std::vector<MeasurementRecord> read_records(const std::string& path, const std::string& device_name = "");
 
 /// Which of a record's measured times calibration and scoring use: the
 /// median of the repetitions, or the minimum (interference from other

@@ -289,12 +289,16 @@ std::map<std::string, Tensor> load_inputs(const std::string& spec) {
       if (e.path().extension() == ".npy") out[e.path().stem().string()] = read_npy(e.path().string());
     return out;
   }
+  std::map<std::string, std::string> files;  // input name -> the item that gave it
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
     auto eq = item.find('=');
     if (eq == std::string::npos) throw Error("--inputs wants a directory or NAME=FILE.npy[,...], got '" + item + "'");
-    out[item.substr(0, eq)] = read_npy(item.substr(eq + 1));
+    const std::string name = item.substr(0, eq);
+    if (auto [it, fresh] = files.emplace(name, item); !fresh)
+      throw Error("--inputs: input '" + name + "' given twice ('" + it->second + "' and '" + item + "')");
+    out[name] = read_npy(item.substr(eq + 1));
   }
   return out;
 }

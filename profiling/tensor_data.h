@@ -59,7 +59,7 @@ Tensor read_npy(const std::string& path);
 /// Writes a v1 .npy file. Throws Error when the file cannot be written.
 void write_npy(const std::string& path, const Tensor& t);
 /// `spec` is a directory (each NAME.npy is graph input NAME) or a list of
-/// NAME=FILE.npy separated by commas.
+/// NAME=FILE.npy separated by commas, each NAME once.
 std::map<std::string, Tensor> load_inputs(const std::string& spec);
 
 }  // namespace fuseplan

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli_util.h"
+#include "profiling/tensor_data.h"
 
 namespace fuseplan {
 namespace {
@@ -300,6 +301,125 @@ TEST(CliCalibrate, AnOverflowingRecordIsRefusedNotACrash) {
                  "is out of range for the fit");
   EXPECT_FALSE(fs::exists(dir + "/cal.json"));
   EXPECT_FALSE(fs::exists(dir + "/a.md"));
+}
+
+// calibrate and accuracy fitted records of any device: host-cpu's
+// measurements calibrated an h100-sxm without a word.
+TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
+  const std::string dir = fresh_dir("records-device");
+  const std::string h100 = std::regex_replace(record(), std::regex("\"device\": \"host-cpu\""), "\"device\": \"h100-sxm\"");
+  const std::string file = write(dir, "m.jsonl", record() + h100);
+  const std::string msg = file + ":2: measured on device 'h100-sxm', not on --device 'host-cpu'";
+  for (const char* cmd : {"calibrate", "accuracy"}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(fuseplan({cmd, "--device", "host-cpu", file, "-o", dir + "/out/x"}), msg);
+    expect_refused(fuseplan({cmd, "--device", "h100-sxm", write(dir, "cpu.jsonl", record()), "-o", dir + "/out/x"}),
+                   dir + "/cpu.jsonl:1: measured on device 'host-cpu', not on --device 'h100-sxm'");
+  }
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  // A device calibrated from host-cpu, or a variant config of it, takes its
+  // measurements: the shipped records (device host-cpu) and their prior
+  // results/calibration/host-cpu-1thread.json (docs/calibration.md).
+  const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
+  for (const std::string device : {"host-cpu-1thread.json", "host-cpu.calibrated.json"}) {
+    SCOPED_TRACE(device);
+    std::vector<std::string> args = {"calibrate", "--device", results + "/" + device, "--hold",
+                                     "launch_us,caches[L1].bw_GBps", "--statistic", "min", "-o", dir + "/cal.json"};
+    for (const auto& e : fs::directory_iterator(results))
+      if (e.path().extension() == ".jsonl") args.push_back(e.path().string());
+    Result c = fuseplan(args);
+    EXPECT_EQ(c.code, 0) << c.err;
+  }
+}
+
+// measure took --strategies unfused,unfused and measured the plan twice;
+// tune took --batch 1,1 (compare refused both).
+TEST(CliMeasure, ARepeatedStrategyOrBatchSizeIsRefused) {
+  const std::string dir = fresh_dir("measure-repeat");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  expect_refused(fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,unfused", "-o", dir + "/m.jsonl"}),
+                 "--strategies: unfused given twice");
+  expect_refused(fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,,cost", "-o", dir + "/m.jsonl"}),
+                 "--strategies: empty entry in 'unfused,,cost'");
+  EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
+  expect_refused(fuseplan({"tune", model, "--batch", "1,8,1", "--no-peers", "-o", dir + "/tune"}),
+                 "--batch: 1 given twice");
+  expect_refused(fuseplan({"tune", model, "--batch", "8", "--batch", "8", "--no-peers", "-o", dir + "/tune"}),
+                 "--batch: 8 given twice");
+  EXPECT_FALSE(fs::exists(dir + "/tune"));
+}
+
+// refeature imports a model once per plan it searches again: a model without
+// a batch dim measured at --batch 2 repeated the "--batch 2 is ignored"
+// warning per strategy.
+TEST(CliRefeature, EachWarningIsPrintedOnce) {
+  const std::string dir = fresh_dir("refeature-warn");
+  const std::string model = write(dir, "fixed.onnxtxt", kStatic);
+  Result m = fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,cost", "--repeat", "1", "-o",
+                       dir + "/m.jsonl"});
+  ASSERT_EQ(m.code, 0) << m.err;
+  Result r = fuseplan({"refeature", dir + "/m.jsonl", "--models", dir, "-o", dir + "/out"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_EQ(r.err_lines()[0].rfind("fuseplan: warning: --batch 2 is ignored", 0), 0u) << r.err;
+}
+
+// run --inputs x=a.npy,x=b.npy ran with b.npy for x and said nothing.
+TEST(CliRun, AnInputGivenTwiceIsRefused) {
+  const std::string dir = fresh_dir("run-inputs");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  write_npy(dir + "/a.npy", Tensor(DType::f32, {2, 64}));
+  write_npy(dir + "/b.npy", Tensor(DType::f32, {2, 64}));
+  const std::string a = "x=" + dir + "/a.npy", b = "x=" + dir + "/b.npy";
+  Result r = fuseplan({"run", model, "--batch", "2", "--inputs", a + "," + b});
+  expect_refused(r, "--inputs: input 'x' given twice ('" + a + "' and '" + b + "')");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  Result ok = fuseplan({"run", model, "--batch", "2", "--inputs", a + ",y=" + dir + "/b.npy", "--repeat", "1"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+// A cpu device with "caches": [] was accepted and priced every group at a
+// cache level it does not have.
+TEST(CliDevice, ACpuDeviceWithoutCacheLevelsIsRefused) {
+  const std::string dir = fresh_dir("device-caches");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--device",
+                           write(dir, "empty.json", cpu_device(R"("caches": [])"))}),
+                 "field 'caches' is empty (a cpu device lists at least one cache level or its DRAM entry)");
+  // The shipped devices and calibration priors still load.
+  std::vector<fs::path> devices;
+  for (const auto& d : {"/configs/devices", "/results/calibration"})
+    for (const auto& e : fs::directory_iterator(std::string(FUSEPLAN_SOURCE_DIR) + d))
+      if (e.path().extension() == ".json") devices.push_back(e.path());
+  ASSERT_GE(devices.size(), 9u);
+  for (const auto& d : devices) {
+    SCOPED_TRACE(d.string());
+    Result r = fuseplan({"cost", model, "--batch", "2", "--device", d.string()});
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+}
+
+// accuracy -o DIR/report.md made DIR before fitting and before loading the
+// --closed-loop models: a fit or model that failed left DIR behind, empty.
+TEST(CliAccuracy, AFailureLeavesNoOutputDirectory) {
+  const std::string dir = fresh_dir("accuracy-late");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string empty = write(dir, "empty.jsonl", "");
+  expect_refused(fuseplan({"accuracy", empty, "-o", dir + "/out/report.md"}), "no measurements of the held-out models");
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
+  std::vector<std::string> args = {"accuracy", "--device", results + "/host-cpu-1thread.json"};
+  for (const auto& e : fs::directory_iterator(results))
+    if (e.path().extension() == ".jsonl") args.push_back(e.path().string());
+  for (const std::string& a : std::vector<std::string>{"--holdout", "gpt2_block.onnxtxt,mnist_wonnx.onnx", "--hold",
+                               "launch_us,caches[L1].bw_GBps", "--statistic", "min", "--closed-loop", model, "-o",
+                               dir + "/out/report.md", "--groups-csv", dir + "/out/groups.csv"})
+    args.push_back(a);
+  expect_refused(fuseplan(args), "unbound symbolic dim 'N'");  // the closed-loop model needs --batch
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+  args.back() = dir;  // --groups-csv DIR
+  expect_refused(fuseplan(args), "cannot write '" + dir + "': it is a directory");
+  EXPECT_FALSE(fs::exists(dir + "/out"));
 }
 
 // measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),
