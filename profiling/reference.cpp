@@ -343,12 +343,15 @@ Tensor eval_indexed(const Primitive& p, const std::vector<const Tensor*>& x) {
       float scale = load<float>(*x[1], param(1));
       with_type(qt, [&](auto tag) {
         using Q = decltype(tag);
-        if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t>) {
+        // DequantizeLinear also takes int32 (QDQ models' biases).
+        if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int32_t>) {
           Q zp = x.size() > 2 ? load<Q>(*x[2], param(2)) : Q(0);
-          if (q) y.ptr<Q>()[i] = fprt::quantize<Q>(load<float>(*x[0], i), scale, zp);
-          else y.ptr<float>()[i] = fprt::dequantize<Q>(x[0]->ptr<Q>()[i], scale, zp);
+          if (!q) y.ptr<float>()[i] = fprt::dequantize<Q>(x[0]->ptr<Q>()[i], scale, zp);
+          else if constexpr (std::is_same_v<Q, int32_t>)
+            throw Error("reference executor: QuantizeLinear '" + p.name + "' to int32 is not supported (int8/uint8)");
+          else y.ptr<Q>()[i] = fprt::quantize<Q>(load<float>(*x[0], i), scale, zp);
         } else {
-          throw Error("reference executor: " + p.op + " '" + p.name + "' needs int8/uint8");
+          throw Error("reference executor: " + p.op + " '" + p.name + "' needs int8/uint8 (or int32 to dequantize)");
         }
       });
     });

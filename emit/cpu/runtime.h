@@ -104,8 +104,11 @@ template <class Q> inline Q quantize(float x, float scale, Q zp) {
   float lo = float(std::numeric_limits<Q>::min()), hi = float(std::numeric_limits<Q>::max());
   return Q(v < lo ? lo : (v > hi ? hi : v));
 }
+/// DequantizeLinear: (x - zero_point) * scale; x int8, uint8 or int32 (a
+/// quantized bias), the difference taken in 64 bits so an int32 one cannot
+/// overflow.
 template <class Q> inline float dequantize(Q x, float scale, Q zp) {
-  return float(int32_t(x) - int32_t(zp)) * scale;
+  return float(int64_t(x) - int64_t(zp)) * scale;
 }
 /// Index helpers for injective ops (negative index normalised, clamped so a
 /// speculative read of a not-selected branch stays in bounds).

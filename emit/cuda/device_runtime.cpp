@@ -100,7 +100,7 @@ template <class Q> FP_D Q quantize(float x, float scale, Q zp) {
   float lo = float(numeric_limits<Q>::lowest()), hi = float(numeric_limits<Q>::max());
   return Q(v < lo ? lo : (v > hi ? hi : v));
 }
-template <class Q> FP_D float dequantize(Q x, float scale, Q zp) { return float(int32_t(x) - int32_t(zp)) * scale; }
+template <class Q> FP_D float dequantize(Q x, float scale, Q zp) { return float((long long)x - (long long)zp) * scale; }
 FP_D int64_t clamp_index(int64_t i, int64_t n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 FP_D int64_t norm_index(int64_t i, int64_t n) { return clamp_index(i < 0 ? i + n : i, n); }
 FP_D int64_t reflect_index(int64_t i, int64_t n) {

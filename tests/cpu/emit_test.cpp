@@ -281,6 +281,23 @@ TEST(CpuEmit, WhereIsBranchFreeAndBitIdentical) {
   EXPECT_EQ(body.find(" ? "), std::string::npos) << body;
 }
 
+// DequantizeLinear of an int32 tensor (a QDQ model's quantized bias) runs and
+// matches the reference; regression: the reference executor refused it
+// ("needs int8/uint8"), so zoo_mobilenetv2-12-qdq failed its bit-identity test.
+TEST(CpuEmit, DequantizeLinearOfInt32AndPerAxisInt8IsBitIdentical) {
+  Builder b;
+  auto xi = b.input("xi", {4, 6}, DType::i32);
+  auto sc = b.weight("sc", {}, {0.5f});
+  auto dq = b.op("dq", "DequantizeLinear", OpClass::elementwise, {xi, sc}, {4, 6});
+  auto x8 = b.input("x8", {4, 6}, DType::i8);
+  auto sc6 = b.weight("sc6", {6}, {0.5f, 0.25f, 2.0f, 1.0f, 0.125f, 4.0f});
+  auto dq8 = b.op("dq8", "DequantizeLinear", OpClass::elementwise, {x8, sc6}, {4, 6}, {{"axis", int64_t{1}}});
+  auto y = b.op("y", "Add", OpClass::elementwise, {dq, dq8}, {4, 6});
+  auto& g = b.done({y});
+  expect_identical(g, unfused_plan(g));
+  expect_identical(g, hand_plan(g, {{dq, dq8, y}}));
+}
+
 TEST(CpuEmit, CodeInjectionNamesGiveSafeCompilingCode) {
   Builder b;
   const std::string evil = "x\"); system(\"rm -rf /\"); //";
