@@ -59,14 +59,8 @@ void run_accuracy(const AccuracyArgs& a) {
   for (const auto& out : {a.out, a.groups_csv})
     if (std::error_code ec; fs::is_directory(out, ec)) throw Error("cannot write '" + out + "': it is a directory");
   std::vector<LoadedModel> loop_models;
-  for (const auto& path : a.loop_models) {
-    ModelArgs ma;
-    ma.path = path;
-    ma.batch = a.batch;
-    ma.dim_args = a.dim_args;
-    ma.known_dims_only = a.loop_models.size() == 1;  // several: check_dims_known
-    loop_models.push_back(load_model(ma));
-  }
+  for (const auto& path : a.loop_models)
+    loop_models.push_back(load_model(ModelArgs::one_of(path, a.batch, a.dim_args, a.loop_models.size())));
   // The training split fitted once for the closed loop (the report refits
   // the same way); in.plot_path is still empty: no plot.
   const AccuracyResult pre = accuracy_report(in);

@@ -99,11 +99,8 @@ void run_compare(const CompareArgs& a) {
   PlanMeasurer measurer(ro);
   for (const auto& path : a.models) {
     for (int64_t b : batches) {
-      ModelArgs m;
-      m.path = path;
-      if (b) m.batch = b;
-      m.dim_args = a.dim_args;
-      m.known_dims_only = a.models.size() == 1;  // several: check_dims_known
+      const ModelArgs m = ModelArgs::one_of(path, b ? std::optional<int64_t>(b) : std::nullopt, a.dim_args,
+                                            a.models.size());
       const LoadedModel lm = load_model(m, /*quiet=*/b != batches.front());  // warnings once per model
       const Plan base = search(lm.graph, d, "unfused", o);
       const std::size_t first = rows.size();

@@ -50,11 +50,7 @@ void run_measure(const MeasureArgs& a) {
   std::set<std::string> notes;
   int groups = 0;
   for (const auto& path : a.models) {
-    ModelArgs ma;
-    ma.path = path;
-    ma.batch = a.batch;
-    ma.dim_args = a.dim_args;
-    ma.known_dims_only = a.models.size() == 1;  // several: check_dims_known
+    const ModelArgs ma = ModelArgs::one_of(path, a.batch, a.dim_args, a.models.size());
     LoadedModel m = load_model(ma);
     const std::string file = std::filesystem::path(path).filename().string();
     for (const auto& s : strategies) {

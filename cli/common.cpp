@@ -158,6 +158,16 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dim_ar
   return out;
 }
 
+ModelArgs ModelArgs::one_of(const std::string& path, std::optional<int64_t> batch,
+                            const std::vector<std::string>& dim_args, std::size_t models) {
+  ModelArgs m;
+  m.path = path;
+  m.batch = batch;
+  m.dim_args = dim_args;
+  m.known_dims_only = models == 1;
+  return m;
+}
+
 void ModelArgs::add_to(CLI::App* app, bool positional) {
   if (positional) app->add_option("model", path, "model file: .onnx (binary) or .onnxtxt (ONNX text syntax)")->required();
   app->add_option("--batch", batch, kBatchHelp)->check(batch_value());

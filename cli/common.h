@@ -54,6 +54,12 @@ struct ModelArgs {
   /// and call check_dims_known.
   bool known_dims_only = false;
 
+  /// One of `models` files given the same --batch/--dim: a --dim NAME the
+  /// file lacks is refused only when it is the only model (several: the
+  /// caller runs check_dims_known over them all).
+  static ModelArgs one_of(const std::string& path, std::optional<int64_t> batch,
+                          const std::vector<std::string>& dim_args, std::size_t models);
+
   void add_to(CLI::App* app, bool positional = true);
   /// Throws Error for --batch < 1, a malformed --dim or a NAME given twice.
   ImportOptions import_options() const;
