@@ -61,13 +61,14 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 }
 
 // ---- the linear parameterisation ----
-// Columns: launch | one per memory level | write-allocate (CPU, when the prior sets it) | spill, gemm_call,
+// Columns: launch | one per memory level | write-allocate, store stall (CPU, when the prior sets
+// write-allocate) | spill, gemm_call,
 // source_read (CPU) | contraction | other
 // | transcendental, reduce, select, pool steps (CPU).
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, write_allocate = -1, spill = -1, calls = -1, sources = -1, contraction = -1, other = -1,
+  int launch = 0, write_allocate = -1, store_stall = -1, spill = -1, calls = -1, sources = -1, contraction = -1, other = -1,
       transcendental = -1, reduce = -1, select = -1, pool = -1;
   int first_level = 1, levels = 0;
 
@@ -97,7 +98,10 @@ struct Layout {
       }
       // Stores beyond the store buffer at the write-allocate bandwidth: a
       // column only when the prior prices them so (0 = with the reads).
-      if (d.write_allocate_bw_GBps > 0) write_allocate = add("write_allocate_bw_GBps", -2);
+      if (d.write_allocate_bw_GBps > 0) {
+        write_allocate = add("write_allocate_bw_GBps", -2);
+        store_stall = add("store_stall_us", -2);  // one line-fill wait when they overflow it
+      }
       spill = add("spill_penalty", -2);
       // CPU backend: per library GEMM call (GPU libraries batch in one launch).
       calls = add("gemm_call_us", -2);
@@ -136,6 +140,7 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   }
   if (L.calls >= 0) x[L.calls] = d.gemm_call_us;
   if (L.sources >= 0) x[L.sources] = d.source_read_us;
+  if (L.store_stall >= 0) x[L.store_stall] = d.store_stall_us;
   x[L.contraction] = safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
   x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
   if (L.transcendental >= 0)
@@ -172,6 +177,7 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   }
   if (L.calls >= 0) mem[L.calls] = cmp[L.calls] = f.gemm_calls;  // additive, like launch
   if (L.sources >= 0) mem[L.sources] = cmp[L.sources] = f.sources_read;  // additive too
+  if (L.store_stall >= 0) mem[L.store_stall] = cmp[L.store_stall] = costmodel_detail::store_stalls(f.bytes_written, d);
   if (L.reduce >= 0) cmp[L.reduce] = f.reduction_steps;
   if (L.select >= 0) cmp[L.select] = f.select_steps;
   if (L.pool >= 0) cmp[L.pool] = f.pool_steps;
@@ -239,7 +245,7 @@ std::string num(double v, int sig = 4) {
 CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d) {
   GroupCost c = cost(g, grp, d);
   costmodel_detail::GroupView v(g, grp);
-  costmodel_detail::GroupFlops fl = costmodel_detail::group_flops(v);
+  costmodel_detail::GroupFlops fl = costmodel_detail::group_flops(v, d.gemm_tile_m, d.gemm_tile_n);
   CostFeatures f;
   f.bytes_read = c.bytes_read - c.spill_bytes / 2;
   f.bytes_written = c.bytes_written - c.spill_bytes / 2;
@@ -267,9 +273,11 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
   Eigen::VectorXd x = params_of(d, L);
   if (L.transcendental < 0 && f.flops_transcendental > 0 && d.e_transcendental > 0)  // GPU device set by hand
     cmp[L.other] += f.flops_transcendental * (d.e_cmp / d.e_transcendental - 1);
-  // Launch, GEMM calls and source first touches are outside the roofline max (both rows hold them).
+  // Launch, GEMM calls, source first touches and the store stall are outside the roofline max (both rows hold them).
   double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us) +
-                   (L.sources >= 0 ? f.sources_read * x[L.sources] : f.sources_read * d.source_read_us);
+                   (L.sources >= 0 ? f.sources_read * x[L.sources] : f.sources_read * d.source_read_us) +
+                   costmodel_detail::store_stalls(f.bytes_written, d) *
+                       (L.store_stall >= 0 ? x[L.store_stall] : d.store_stall_us);
   double t_mem = mem.dot(x) - t_fixed, t_cmp = cmp.dot(x) - t_fixed;
   if (L.reduce < 0)  // GPU device with the CPU terms set by hand: priced as cost() does
     t_cmp += (f.reduction_steps * d.reduce_step_ns + f.select_steps * d.select_step_ns + f.pool_steps * d.pool_step_ns) *
@@ -539,7 +547,8 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   }
   // Additive µs terms: x is the device value.
   for (auto [col, prior_v, dst] : {std::tuple{L.calls, prior.gemm_call_us, &d.gemm_call_us},
-                                   std::tuple{L.sources, prior.source_read_us, &d.source_read_us}}) {
+                                   std::tuple{L.sources, prior.source_read_us, &d.source_read_us},
+                                   std::tuple{L.store_stall, prior.store_stall_us, &d.store_stall_us}}) {
     if (col < 0) continue;
     auto fp = add(col, prior_v, x[col], 0);
     fp.std_error = fp.held ? 0 : se_x[col];

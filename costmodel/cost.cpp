@@ -268,7 +268,7 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   }
 
   // --- FLOPs with recomputation, registers, spills, occupancy ---
-  GroupFlops f = group_flops(v);
+  GroupFlops f = group_flops(v, d.gemm_tile_m, d.gemm_tile_n);
   RegisterEstimate r = estimate_registers(v, d);
   c.regs_estimate = r.regs;
   c.spill_bytes_estimate = r.spill_bytes;
@@ -327,7 +327,10 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   for (NodeId n : inputs) c.sources_read += g.op_class(n) == OpClass::source;
   c.t_sources_us = c.sources_read * d.source_read_us;
   double body = std::max(c.t_mem_us, c.t_compute_us);
-  double fixed_us = c.launch_us + c.t_calls_us + c.t_sources_us;
+  // One line-fill wait when the stores overflow the store buffer (CPU,
+  // latency outside the roofline; d.store_stall_us = 0 leaves it out).
+  c.t_store_stall_us = store_stalls(written, d) * d.store_stall_us;
+  double fixed_us = c.launch_us + c.t_calls_us + c.t_sources_us + c.t_store_stall_us;
   c.predicted_us = body + fixed_us;
   // A device figure far out of range (spill_penalty 1e308, a bandwidth of
   // 1e-300 GB/s) overflows the time: refuse it here, since an infinite or
@@ -382,7 +385,10 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
       << " B store buffer at write-allocate " << fixed(d.write_allocate_bw_GBps, 1) << " GB/s";
   o << ")\n";
   o << "t_compute = " << fixed(c.t_compute_us, 3) << " us (contraction " << fixed(f.contraction) << " / ("
-    << fixed(peak_c, 1) << " TFLOP/s × e_contraction " << fixed(d.e_contraction, 2) << ") + other " << fixed(f.other)
+    << fixed(peak_c, 1) << " TFLOP/s × e_contraction " << fixed(d.e_contraction, 2) << ")";
+  if (f.contraction > 0 && (d.gemm_tile_m > 0 || d.gemm_tile_n > 0))
+    o << " [whole " << d.gemm_tile_m << " × " << d.gemm_tile_n << " gemm micro-tiles]";
+  o << " + other " << fixed(f.other)
     << " / (" << fixed(d.fp32_TFLOPs, 1) << " TFLOP/s × e_cmp " << fixed(d.e_cmp, 2) << ")";
   if (f.transcendental > 0 && d.e_transcendental > 0)
     o << ", of which transcendental " << fixed(f.transcendental) << " at e_transcendental " << fixed(d.e_transcendental, 3);
@@ -398,6 +404,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   if (c.t_sources_us > 0)
     o << "sources_read = " << fixed(c.sources_read) << " × " << fixed(d.source_read_us, 3) << " us = "
       << fixed(c.t_sources_us, 3) << " us\n";
+  if (c.t_store_stall_us > 0)
+    o << "store_stall = " << fixed(c.t_store_stall_us, 3) << " us (stores overflow the " << fixed(d.store_buffer_bytes)
+      << " B store buffer: one line fill)\n";
   o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound)";
   return c;
 }

@@ -26,7 +26,8 @@ struct GroupCost {
   double t_calls_us = 0;        // gemm_calls × DeviceSpec::gemm_call_us, µs
   double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads
   double t_sources_us = 0;      // sources_read × DeviceSpec::source_read_us, µs
-  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_sources, µs
+  double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: stores overflowing the store buffer), µs
+  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_sources + t_store_stall, µs
   std::string bound;            // "memory", "compute" or "launch"
   std::string breakdown;        // one human-readable line per term (filled only when asked)
   // Registers/spills: the analytic estimate, and a backend's measurement

@@ -56,6 +56,7 @@ double work_elems(const Graph& g, NodeId n);
 struct NodeFacts {
   double flops = 0;             // primitive_flops(g, n)
   double gemm_calls = 0;        // gemm_calls(g, n)
+  double gemm_m = 0, gemm_n = 0;  // gemm_call_mn(g, n): M and N of each of those calls (0 if none)
   double work_elems = 0;        // work_elems(g, n)
   bool transcendental = false;  // elementwise/broadcast op with is_transcendental(op)
   bool read_in_part = false;    // some consumer reads only part of it (reads_in_part)
@@ -111,8 +112,14 @@ struct GroupFlops {
   PooledVector<double> times;  // per position in GroupView::order: times computed
   double total() const { return contraction + other; }
 };
-/// Σ primitive_flops × times computed (see costmodel/README.md).
-GroupFlops group_flops(const GroupView& v);
+/// Σ primitive_flops × times computed (see costmodel/README.md). With a
+/// CPU micro-tile (DeviceSpec::gemm_tile_m/_n > 0) each contraction's FLOPs
+/// are those of its gemm() calls at M and N rounded up to whole tiles.
+GroupFlops group_flops(const GroupView& v, int gemm_tile_m = 0, int gemm_tile_n = 0);
+/// Padding factor of a gemm() call of m × n outputs on tm × tn micro-tiles:
+/// ceil(m/tm)·tm·ceil(n/tn)·tn / (m·n) (a factor of 1 where a tile size or
+/// the shape is 0). E.g. m 128, n 1 on 6 × 16 tiles: 132·16 / 128 = 16.5.
+double gemm_tile_padding(double m, double n, int tm, int tn);
 /// Steps at the start of each reduction row that overlap the previous row's
 /// chain: the out-of-order window (a reorder buffer of ~256-512 µops, 4-8
 /// µops per emitted step) runs the next row's first steps in the shadow of
@@ -133,10 +140,18 @@ inline double write_allocate_bytes(double written, const DeviceSpec& d) {
   if (d.is_gpu() || !(d.write_allocate_bw_GBps > 0)) return 0;
   return written > d.store_buffer_bytes ? written - d.store_buffer_bytes : 0;
 }
+/// CPU: the store-buffer stalls of a group writing `written` bytes (1 when
+/// its stores overflow the store buffer, priced × DeviceSpec::store_stall_us;
+/// else 0, and 0 when the device prices no write-allocate).
+inline double store_stalls(double written, const DeviceSpec& d) { return write_allocate_bytes(written, d) > 0 ? 1 : 0; }
 /// Library GEMM calls the CPU runtime makes for contraction node n
 /// (emit/cpu/runtime.h): a MatMul's broadcast batch count, a Conv's N·group;
 /// 0 for other nodes and ConvTranspose (a direct loop nest).
 double gemm_calls(const Graph& g, NodeId n);
+/// M and N of each of those calls as emit/cpu/runtime.h calls gemm(): a
+/// MatMul's rows of A and output columns, a Conv's output channels per group
+/// and output pixels per image; {0, 0} for other nodes.
+std::pair<double, double> gemm_call_mn(const Graph& g, NodeId n);
 
 // ---- registers.cpp ----
 struct RegisterEstimate {

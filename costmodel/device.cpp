@@ -107,6 +107,9 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "source_read_us", d.source_read_us, false, ctx);  // absent: 0 (no first-touch term)
   get_number(j, "write_allocate_bw_GBps", d.write_allocate_bw_GBps, false, ctx);  // absent: 0 (writes at the level)
   get_number(j, "store_buffer_bytes", d.store_buffer_bytes, false, ctx);
+  get_number(j, "store_stall_us", d.store_stall_us, false, ctx);  // absent: 0 (no stall term)
+  get_int(j, "gemm_tile_m", d.gemm_tile_m, false, ctx);  // absent: 0 (no micro-tile padding)
+  get_int(j, "gemm_tile_n", d.gemm_tile_n, false, ctx);
   get_number(j, "e_mem", d.e_mem, false, ctx);
   get_number(j, "e_cmp", d.e_cmp, false, ctx);
   get_number(j, "e_contraction", d.e_contraction, false, ctx);
@@ -166,6 +169,10 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   if (!(d.write_allocate_bw_GBps >= 0))
     throw Error(ctx + ": field 'write_allocate_bw_GBps' must be >= 0 (0 = writes priced at the working-set level)");
   if (!(d.store_buffer_bytes >= 0)) throw Error(ctx + ": field 'store_buffer_bytes' must be >= 0");
+  if (!(d.store_stall_us >= 0)) throw Error(ctx + ": field 'store_stall_us' must be >= 0");
+  for (auto [key, v] : {std::pair{"gemm_tile_m", d.gemm_tile_m}, {"gemm_tile_n", d.gemm_tile_n}})
+    if (v < 0 || v > 4096)
+      throw Error(ctx + ": field '" + key + "' must be from 0 (no padding) to 4096, got " + std::to_string(v));
   if (d.reduce_step_ns < 0) throw Error(ctx + ": field 'reduce_step_ns' must be >= 0");
   if (d.pool_step_ns < 0) throw Error(ctx + ": field 'pool_step_ns' must be >= 0");
   if (d.select_step_ns < 0) throw Error(ctx + ": field 'select_step_ns' must be >= 0");
@@ -198,7 +205,8 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   for (auto [key, v] : {std::pair{"launch_us", d.launch_us}, {"graph_launch_us", d.graph_launch_us},
                         {"gemm_call_us", d.gemm_call_us}, {"source_read_us", d.source_read_us},
                         {"reduce_step_ns", d.reduce_step_ns}, {"pool_step_ns", d.pool_step_ns},
-                        {"select_step_ns", d.select_step_ns}, {"store_buffer_bytes", d.store_buffer_bytes}})
+                        {"select_step_ns", d.select_step_ns}, {"store_buffer_bytes", d.store_buffer_bytes},
+                        {"store_stall_us", d.store_stall_us}})
     at_most(key, v, 1e9);
   at_most("spill_penalty", d.spill_penalty, 1e6);
   at_least("dram_bw_GBps", d.dram_bw_GBps, 1e-6);
@@ -308,6 +316,9 @@ std::string device_to_json(const DeviceSpec& d) {
   j["source_read_us"] = d.source_read_us;
   j["write_allocate_bw_GBps"] = d.write_allocate_bw_GBps;
   j["store_buffer_bytes"] = d.store_buffer_bytes;
+  j["store_stall_us"] = d.store_stall_us;
+  j["gemm_tile_m"] = d.gemm_tile_m;
+  j["gemm_tile_n"] = d.gemm_tile_n;
   j["e_mem"] = d.e_mem;
   j["e_cmp"] = d.e_cmp;
   j["e_contraction"] = d.e_contraction;

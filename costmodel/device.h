@@ -76,6 +76,21 @@ struct DeviceSpec {
   // 32-byte AVX2 stores, less for narrower stores. Used only with
   // write_allocate_bw_GBps > 0.
   double store_buffer_bytes = 0;
+  // CPU: a group whose stores overflow the store buffer (bytes written >
+  // store_buffer_bytes) stalls once for a line fill from memory before its
+  // stores drain at write_allocate_bw_GBps, µs per group. Outside the
+  // roofline, like source_read_us. Used only with write_allocate_bw_GBps > 0;
+  // default 0 (no such term); fitted by calibration (docs/calibration.md).
+  double store_stall_us = 0;
+  // CPU: micro-tile of the CPU backend's gemm() (emit/cpu/runtime.h: kGemmMR
+  // = 6 rows × 2 vectors of kGemmVW floats, the vector width -march=native
+  // gives: 6 × 16 with AVX2, 6 × 32 with AVX-512). gemm() computes whole
+  // tiles on zero-padded panels, so each call's contraction FLOPs are priced
+  // at its M rounded up to gemm_tile_m and its N to gemm_tile_n (M: rows of a
+  // MatMul's A, output channels per group of a Conv; N: columns of a MatMul's
+  // output, output pixels of a Conv). 0 = no padding (GPU devices).
+  int gemm_tile_m = 0;
+  int gemm_tile_n = 0;
 
   // --- named efficiency parameters (fitted by calibration) ---
   double e_mem = 0.85;            // achievable fraction of DRAM bandwidth at full occupancy

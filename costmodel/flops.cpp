@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string_view>
+#include <tuple>
 
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
@@ -118,16 +119,35 @@ bool costmodel_detail::is_transcendental(std::string_view op) {
   return false;
 }
 
-double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
+std::pair<double, double> costmodel_detail::gemm_call_mn(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
-  if (!p.out.known || p.op_class != OpClass::contraction) return 0;
+  if (!p.out.known || p.op_class != OpClass::contraction) return {0, 0};
   if (p.op == "MatMul") {
-    // runtime.h matmul_epilogue: one gemm() per entry of the broadcast batch,
-    // = numel(y) / (M·N) with M from operand A (1 for a 1-D A) and N = y's last dim.
+    // runtime.h matmul_epilogue: gemm(M, N, K) per batch entry, M from
+    // operand A (1 for a 1-D A), N = y's last dim.
     const TensorType* a = operand_type(g, n, 0);
     double m = 1;
     if (a && a->rank() >= 2) m = static_cast<double>(p.attr_int("transA", 0) ? a->shape[a->rank() - 1] : a->shape[a->rank() - 2]);
     double nn = p.out.rank() >= 1 ? static_cast<double>(p.out.shape.back()) : 1;
+    return {m, nn};
+  }
+  if (p.op == "Conv") {
+    // runtime.h conv_epilogue: gemm(K/group, output pixels, C/group·R·S) per (image, group).
+    double batch = p.out.rank() >= 1 ? std::max<double>(1, static_cast<double>(p.out.shape[0])) : 1;
+    double k = p.out.rank() >= 2 ? static_cast<double>(p.out.shape[1]) : 1;
+    double group = static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
+    double pixels = k > 0 ? static_cast<double>(g.numel(n)) / (batch * k) : 0;
+    return {k / group, pixels};
+  }
+  return {0, 0};  // ConvTranspose: a direct loop nest, no GEMM call
+}
+
+double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  if (!p.out.known || p.op_class != OpClass::contraction) return 0;
+  if (p.op == "MatMul") {
+    // One gemm() per entry of the broadcast batch: numel(y) / (M·N).
+    auto [m, nn] = gemm_call_mn(g, n);
     double numel = static_cast<double>(g.numel(n));
     return m > 0 && nn > 0 && numel > 0 ? std::max(1.0, std::round(numel / (m * nn))) : 0;
   }
@@ -137,6 +157,11 @@ double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
     return std::max(1.0, batch) * static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
   }
   return 0;  // ConvTranspose: a direct loop nest, no GEMM call
+}
+
+double costmodel_detail::gemm_tile_padding(double m, double n, int tm, int tn) {
+  auto up = [](double x, int t) { return t > 0 && x > 0 ? std::ceil(x / t) * t / x : 1.0; };
+  return up(m, tm) * up(n, tn);
 }
 
 double primitive_flops(const Graph& g, NodeId n) {
@@ -222,6 +247,7 @@ const NodeFacts& node_facts(const Graph& g, NodeId n) {
     NodeFacts f;
     f.flops = primitive_flops(g, n);
     f.gemm_calls = gemm_calls(g, n);
+    std::tie(f.gemm_m, f.gemm_n) = gemm_call_mn(g, n);
     f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
     f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && is_transcendental(p.op);
     consumer_facts(g, n, f);
@@ -285,7 +311,7 @@ double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
 
 }  // namespace
 
-GroupFlops group_flops(const GroupView& v) {
+GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n) {
   const Graph& g = v.g;
   const std::size_t k = v.order.size();
   GroupFlops out;
@@ -321,6 +347,7 @@ GroupFlops group_flops(const GroupView& v) {
     const NodeFacts& nf = node_facts(g, n);
     double f = nf.flops * out.times[i];
     const bool contraction = g.op_class(n) == OpClass::contraction;
+    if (contraction) f *= gemm_tile_padding(nf.gemm_m, nf.gemm_n, gemm_tile_m, gemm_tile_n);
     (contraction ? out.contraction : out.other) += f;
     if (contraction) out.gemm_calls += nf.gemm_calls;
     else if (f > 0 && nf.transcendental) out.transcendental += f;

@@ -115,6 +115,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "select_step_ns") return t.select_step_ns;
   if (name == "source_read_us") return t.source_read_us;
   if (name == "write_allocate_bw_GBps") return t.write_allocate_bw_GBps;
+  if (name == "store_stall_us") return t.store_stall_us;
   for (const auto& c : t.caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -154,25 +155,37 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
 }
 
 // A prior that prices writes beyond the store buffer at a write-allocate
-// bandwidth gets that bandwidth fitted too (a 15th parameter); the store
-// buffer size is kept.
+// bandwidth gets that bandwidth and the store-buffer stall fitted too (a
+// 15th and 16th parameter); the store buffer size is kept. At 16 KiB about
+// a third of the synthetic groups write within it (no stall, no
+// write-allocate), so the stall is told apart from the launch time.
 TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
   prior.write_allocate_bw_GBps = 8;
-  prior.store_buffer_bytes = truth.store_buffer_bytes = 2048;
+  prior.store_buffer_bytes = truth.store_buffer_bytes = 16384;
   truth.write_allocate_bw_GBps = 20;
+  truth.store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 15u);
-  auto it = std::find_if(r.parameters.begin(), r.parameters.end(),
-                         [](const FittedParameter& p) { return p.name == "write_allocate_bw_GBps"; });
+  ASSERT_EQ(r.parameters.size(), 16u);
+  auto param = [&](const char* name) {
+    return std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
+  };
+  auto it = param("write_allocate_bw_GBps");
   ASSERT_NE(it, r.parameters.end());
   EXPECT_FALSE(it->held) << it->note;
   EXPECT_EQ(it->prior, 8);
   EXPECT_NEAR(it->value, 20, 2);
   EXPECT_LT(std::fabs(it->value - 20), 4 * it->std_error + 0.02);
   EXPECT_EQ(r.device.write_allocate_bw_GBps, it->value);
-  EXPECT_EQ(r.device.store_buffer_bytes, 2048);
+  EXPECT_EQ(r.device.store_buffer_bytes, 16384);
+  auto st = param("store_stall_us");
+  ASSERT_NE(st, r.parameters.end());
+  EXPECT_FALSE(st->held) << st->note;
+  EXPECT_EQ(st->prior, 0);
+  EXPECT_NEAR(st->value, 2.0, 0.2);
+  EXPECT_LT(std::fabs(st->value - 2.0), 4 * st->std_error + 1e-3);
+  EXPECT_EQ(r.device.store_stall_us, st->value);
   for (int i = 0; i < 20; ++i) {
     double want = predict_us(samples[i].features, truth);
     EXPECT_NEAR(predict_us(samples[i].features, r.device), want, 0.1 * want) << samples[i].tag;

@@ -459,6 +459,48 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).t_mem_us, 4096e-3 / 2000);
   // The features reproduce the price (calibration fits the same formula).
   EXPECT_NEAR(predict_us(cost_features(g, make_group(g, {"y"}), d), d), c1.predicted_us, 1e-9);
+  // Store stall: 0.5 us once for y (its stores overflow the buffer), not for z.
+  d.store_stall_us = 0.5;
+  GroupCost c2 = cost(g, make_group(g, {"y"}), d, true);
+  EXPECT_DOUBLE_EQ(c2.t_store_stall_us, 0.5);
+  EXPECT_DOUBLE_EQ(c2.predicted_us, c1.predicted_us + 0.5);
+  EXPECT_NE(c2.breakdown.find("store_stall = 0.500 us (stores overflow the 2048 B store buffer"), std::string::npos)
+      << c2.breakdown;
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).t_store_stall_us, 0);
+  EXPECT_NEAR(predict_us(cost_features(g, make_group(g, {"y"}), d), d), c2.predicted_us, 1e-9);
+  // No stall without a write-allocate bandwidth (the default CPU pricing).
+  d.write_allocate_bw_GBps = 0;
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"y"}), d).t_store_stall_us, 0);
+}
+
+// GEMM micro-tile: with gemm_tile_m × gemm_tile_n set, each gemm() call's
+// FLOPs are priced at M and N rounded up to whole tiles (the CPU backend
+// computes whole 6 × 2·VW tiles on zero-padded panels), counted by hand.
+TEST(CostCpu, ContractionFlopsArePaddedToWholeGemmMicroTiles) {
+  GraphBuilder b;
+  NodeId p = b.input("p", {2, 128, 128});
+  NodeId v = b.input("v", {2, 128, 1});
+  NodeId av = b.op("av", "MatMul", OpClass::contraction, {2, 128, 1}, {p, v});  // 2 calls of M 128, N 1, K 128
+  NodeId x = b.input("x", {1, 8, 10, 10});
+  NodeId w = b.weight("w", {8, 1, 3, 3});
+  NodeId dw = b.op("dw", "Conv", OpClass::contraction, {1, 8, 10, 10}, {x, w},
+                   {{"group", AttrValue{int64_t{8}}}, {"pads", AttrValue{std::vector<int64_t>{1, 1, 1, 1}}}});
+  Graph g = b.finish({av, dw});
+  DeviceSpec d = testing::cpu_spec();
+  EXPECT_EQ(d.gemm_tile_m, 0);  // default: no padding
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"av"}), d).flops, 2 * 2 * 128 * 128);          // 65536
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"dw"}), d).flops, 2 * 8 * 100 * 9);            // 14400
+  d.gemm_tile_m = 6;
+  d.gemm_tile_n = 16;
+  // M 128 -> 132 (22 tiles of 6), N 1 -> 16: × 132/128 × 16 = 16.5.
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"av"}), d).flops, 65536 * 16.5);
+  // Depthwise: 8 calls of M 1 (channels per group) -> 6, N 100 pixels -> 112: × 6.72.
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"dw"}), d).flops, 14400 * 6 * 1.12);
+  EXPECT_DOUBLE_EQ(costmodel_detail::gemm_tile_padding(128, 1, 6, 16), 16.5);
+  EXPECT_DOUBLE_EQ(costmodel_detail::gemm_tile_padding(96, 32, 6, 16), 1);
+  EXPECT_NE(cost(g, make_group(g, {"av"}), d, true).breakdown.find("[whole 6 × 16 gemm micro-tiles]"), std::string::npos);
+  // The features carry the padded FLOPs (calibration fits what cost() prices).
+  EXPECT_DOUBLE_EQ(cost_features(g, make_group(g, {"av"}), d).flops_contraction, 65536 * 16.5);
 }
 
 // Transcendental FLOPs (Tanh: 16 per element) at e_transcendental when set;

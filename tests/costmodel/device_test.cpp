@@ -26,7 +26,7 @@ const char* const kFigures[] = {"arch", "dram_bw_GBps", "l2_bytes", "sm_count", 
                                 "regs_per_sm", "max_regs_per_thread", "smem_per_sm_bytes", "smem_per_block_bytes",
                                 "max_threads_per_sm", "threads_per_block", "elems_per_thread", "launch_us",
                                 "graph_launch_us", "gemm_call_us", "source_read_us", "write_allocate_bw_GBps",
-                                "store_buffer_bytes", "e_mem", "e_transcendental", "reduce_step_ns",
+                                "store_buffer_bytes", "store_stall_us", "gemm_tile_m", "gemm_tile_n", "e_mem", "e_transcendental", "reduce_step_ns",
                                 "select_step_ns", "pool_step_ns", "e_cmp", "e_contraction", "spill_penalty",
                                 "min_occupancy_for_full_bw", "clock_GHz"};
 
@@ -76,6 +76,9 @@ void expect_same(const DeviceSpec& a, const DeviceSpec& b) {
   EXPECT_EQ(a.source_read_us, b.source_read_us);
   EXPECT_EQ(a.write_allocate_bw_GBps, b.write_allocate_bw_GBps);
   EXPECT_EQ(a.store_buffer_bytes, b.store_buffer_bytes);
+  EXPECT_EQ(a.store_stall_us, b.store_stall_us);
+  EXPECT_EQ(a.gemm_tile_m, b.gemm_tile_m);
+  EXPECT_EQ(a.gemm_tile_n, b.gemm_tile_n);
   EXPECT_EQ(a.e_transcendental, b.e_transcendental);
   EXPECT_EQ(a.reduce_step_ns, b.reduce_step_ns);
   EXPECT_EQ(a.pool_step_ns, b.pool_step_ns);
