@@ -149,6 +149,16 @@ __attribute__((always_inline)) inline void store_body(float* __restrict a, float
 __attribute__((target("avx2"))) void store_f32_avx2(float* a, float s, std::size_t n) { store_body<v8f>(a, s, n); }
 void store_f32_sse(float* a, float s, std::size_t n) { store_body<v4f>(a, s, n); }
 
+// Floats per vector of the emitted kernels' gemm() micro-tile
+// (emit/cpu/runtime.h kGemmVW: AVX-512F 16, AVX 8, else 4).
+int gemm_vector_floats() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx")) return 8;
+#endif
+  return 4;
+}
+
 bool has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
   return __builtin_cpu_supports("avx2");
@@ -620,6 +630,19 @@ ProbeResult run_probe(std::ostream* log) {
   d.sources["store_buffer_bytes"] =
       "2048: stores the store buffer holds while their lines fill (Golden Cove: 114 entries, 3.6 KiB of 32-byte "
       "stores; Intel optimization manual ch. 2); 2, 4 and 8 KiB fit the calibration records alike, docs/calibration.md";
+  d.store_stall_us = 0;
+  fitted_later("store_stall_us", "store-buffer stall",
+               "us per group whose stores overflow store_buffer_bytes: one line fill before they drain");
+  // The CPU backend's gemm() micro-tile for the vector width -march=native
+  // gives the emitted kernels here (emit/cpu/runtime.h kGemmMR x 2 kGemmVW).
+  const int gemm_vw = gemm_vector_floats();
+  d.gemm_tile_m = 6;
+  d.gemm_tile_n = 2 * gemm_vw;
+  d.sources["gemm_tile_m"] = "6: emit/cpu/runtime.h kGemmMR (micro-tile rows), any ISA";
+  d.sources["gemm_tile_n"] = std::to_string(2 * gemm_vw) + ": emit/cpu/runtime.h kGemmNR = 2 vectors of " +
+                             std::to_string(gemm_vw) + " floats (" +
+                             (gemm_vw == 16 ? "AVX-512F" : gemm_vw == 8 ? "AVX" : "SSE") +
+                             " per __builtin_cpu_supports, what -march=native compiles the kernels for), " + measured;
   d.source_read_us = 0;
   fitted_later("source_read_us", "first-touch",
                "us per source tensor a group reads: weights, constants and graph inputs start cold after a flush");
