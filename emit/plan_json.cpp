@@ -203,8 +203,9 @@ Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, con
       for (auto& [k, v] : field(j, "dims", "plan").items()) {
         auto it = dims.find(k);
         // A partition holds at any batch size: tune's dispatch.json serves a
-        // range of sizes with one plan, re-priced here at the model's size.
-        if (k == "batch") continue;
+        // range of sizes with one plan, re-priced here at the model's size;
+        // whether the batch dim was bound by --batch or by its name (--dim N=8).
+        if (k == "batch" || (!g.batch_dim.empty() && k == g.batch_dim)) continue;
         if (it != dims.end() && it->second != v.get<int64_t>())
           throw Error("plan was made for " + k + "=" + std::to_string(v.get<int64_t>()) + ", not " + k + "=" +
                       std::to_string(it->second));

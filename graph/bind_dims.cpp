@@ -166,6 +166,14 @@ void bind_inputs(Ctx& ctx, const onnx::GraphProto& g) {
   std::unordered_set<std::string> inits;
   for (const auto& i : g.initializer()) inits.insert(i.name());
   std::vector<bool> mask = data_input_mask(g);
+  for (int k = 0; k < g.input_size(); ++k) {  // Graph::batch_dim: as bind_batch picks it
+    const auto& in = g.input(k);
+    if (!mask[k] || inits.count(in.name()) || !in.type().tensor_type().has_shape()) continue;
+    const auto& sh = in.type().tensor_type().shape();
+    if (sh.dim_size() == 0 || dim_static(sh.dim(0))) continue;
+    ctx.g.batch_dim = sh.dim(0).has_dim_param() ? sh.dim(0).dim_param() : "";
+    break;
+  }
   // --batch: the batch dim (bind_batch); unnamed leading dims it binds by position.
   std::vector<int> batch_dim(g.input_size(), -1);
   const std::string batch = ctx.opts.batch ? bind_batch(ctx, g, mask, batch_dim) : "";

@@ -127,6 +127,10 @@ class Graph {
   /// then of outputs and value_info (subgraphs too), and "x:k" for an unnamed
   /// symbolic dim k of input x; first occurrence order.
   std::vector<std::string> symbolic_dims;
+  /// The batch dim: the dim_param of the first data input's symbolic leading
+  /// dim (what --batch binds), whether or not it was bound by --batch; ""
+  /// when that dim is unnamed or no data input has a symbolic leading dim.
+  std::string batch_dim;
 
   NodeId add_node(Primitive p);
   /// consumer reads producer's output as operand index `operand`.

@@ -79,6 +79,31 @@ TEST(PlanJson, APlanLoadsAtAnotherBatchSizeButNotAnotherSequenceLength) {
   }
 }
 
+// The batch dim bound by its name (--dim N=8) is a batch size too: such a
+// plan loaded at --batch 12 but was refused at --dim N=12 ("made for N=8").
+TEST(PlanJson, APlanMadeAtANamedBatchDimLoadsAtAnotherValueOfIt) {
+  const std::string file = std::string(FUSEPLAN_SOURCE_DIR) + "/examples/bert_base_layer.onnxtxt";
+  auto graph_at = [&](int64_t n, int64_t s) {
+    ImportOptions o;
+    o.dims = {{"N", n}, {"S", s}};
+    return import_model(file, o);
+  };
+  const Graph g8 = graph_at(8, 128), g12 = graph_at(12, 128), g12s64 = graph_at(12, 64);
+  EXPECT_EQ(g8.batch_dim, "N");
+  Plan p8 = search(g8, h100(), "cost");
+  p8.dims = {{"N", 8}, {"S", 128}};
+  const std::string text = plan_to_json(g8, p8);
+  const Plan at12 = load_plan(text, g12, h100(), "", {{"N", 12}, {"S", 128}});
+  EXPECT_EQ(at12.groups.size(), p8.groups.size());
+  EXPECT_EQ(at12.dims.at("N"), 12);
+  try {
+    load_plan(text, g12s64, h100(), "", {{"N", 12}, {"S", 64}});
+    FAIL() << "a plan made at S=128 loaded at S=64";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plan was made for S=128, not S=64"), std::string::npos) << e.what();
+  }
+}
+
 class BadPlan : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
 
 TEST_P(BadPlan, FailsWithOneLineNamingTheProblem) {
