@@ -2,6 +2,9 @@
 // byte-identical JSON; malformed plans fail with one clear error.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+
 #include "costmodel/device.h"
 #include "emit/plan_json.h"
 #include "graph/import.h"
@@ -50,15 +53,28 @@ TEST(PlanJson, SearchIsDeterministic) {
 
 // A plan tuned at batch 1 serves batch 8 (dispatch.json's ranges): it loads,
 // re-priced at 8; a plan made at another sequence length is refused.
+// examples/bert_base_layer.onnxtxt ([N, S, 768] x) with `dims` bound and, if
+// given, --batch.
+Graph bert_layer_at(std::map<std::string, int64_t> dims, std::optional<int64_t> batch = std::nullopt) {
+  ImportOptions o;
+  o.batch = batch;
+  o.dims = std::move(dims);
+  return import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/bert_base_layer.onnxtxt", o);
+}
+
+// load_plan refuses `text`, a plan made at S=128, on graph `g` bound at S=64.
+void expect_refused_at_s64(const std::string& text, const Graph& g, const std::map<std::string, int64_t>& dims) {
+  try {
+    load_plan(text, g, h100(), "", dims);
+    FAIL() << "a plan made at S=128 loaded at S=64";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plan was made for S=128, not S=64"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlanJson, APlanLoadsAtAnotherBatchSizeButNotAnotherSequenceLength) {
-  const std::string file = std::string(FUSEPLAN_SOURCE_DIR) + "/examples/bert_base_layer.onnxtxt";
-  auto graph_at = [&](int64_t batch, int64_t s) {
-    ImportOptions o;
-    o.batch = batch;
-    o.dims = {{"S", s}};
-    return import_model(file, o);
-  };
-  const Graph g1 = graph_at(1, 128), g8 = graph_at(8, 128), g8s64 = graph_at(8, 64);
+  const Graph g1 = bert_layer_at({{"S", 128}}, 1), g8 = bert_layer_at({{"S", 128}}, 8),
+              g8s64 = bert_layer_at({{"S", 64}}, 8);
   Plan p1 = search(g1, h100(), "cost");
   p1.dims = {{"batch", 1}, {"S", 128}};
   const std::string text = plan_to_json(g1, p1);
@@ -71,24 +87,14 @@ TEST(PlanJson, APlanLoadsAtAnotherBatchSizeButNotAnotherSequenceLength) {
                      return part;
                    }(), "cost").totals.predicted_us);
   EXPECT_GT(at8.totals.bytes, p1.totals.bytes);
-  try {
-    load_plan(text, g8s64, h100(), "", {{"batch", 8}, {"S", 64}});
-    FAIL() << "a plan made at S=128 loaded at S=64";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("plan was made for S=128, not S=64"), std::string::npos) << e.what();
-  }
+  expect_refused_at_s64(text, g8s64, {{"batch", 8}, {"S", 64}});
 }
 
 // The batch dim bound by its name (--dim N=8) is a batch size too: such a
 // plan loaded at --batch 12 but was refused at --dim N=12 ("made for N=8").
 TEST(PlanJson, APlanMadeAtANamedBatchDimLoadsAtAnotherValueOfIt) {
-  const std::string file = std::string(FUSEPLAN_SOURCE_DIR) + "/examples/bert_base_layer.onnxtxt";
-  auto graph_at = [&](int64_t n, int64_t s) {
-    ImportOptions o;
-    o.dims = {{"N", n}, {"S", s}};
-    return import_model(file, o);
-  };
-  const Graph g8 = graph_at(8, 128), g12 = graph_at(12, 128), g12s64 = graph_at(12, 64);
+  const Graph g8 = bert_layer_at({{"N", 8}, {"S", 128}}), g12 = bert_layer_at({{"N", 12}, {"S", 128}}),
+              g12s64 = bert_layer_at({{"N", 12}, {"S", 64}});
   EXPECT_EQ(g8.batch_dim, "N");
   Plan p8 = search(g8, h100(), "cost");
   p8.dims = {{"N", 8}, {"S", 128}};
@@ -96,12 +102,7 @@ TEST(PlanJson, APlanMadeAtANamedBatchDimLoadsAtAnotherValueOfIt) {
   const Plan at12 = load_plan(text, g12, h100(), "", {{"N", 12}, {"S", 128}});
   EXPECT_EQ(at12.groups.size(), p8.groups.size());
   EXPECT_EQ(at12.dims.at("N"), 12);
-  try {
-    load_plan(text, g12s64, h100(), "", {{"N", 12}, {"S", 64}});
-    FAIL() << "a plan made at S=128 loaded at S=64";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("plan was made for S=128, not S=64"), std::string::npos) << e.what();
-  }
+  expect_refused_at_s64(text, g12s64, {{"N", 12}, {"S", 64}});
 }
 
 class BadPlan : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
