@@ -64,11 +64,12 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 // Columns: launch | one per memory level | write-allocate, store stall (CPU, when the prior sets
 // write-allocate) | spill, gemm_call,
 // source_read (CPU) | contraction | other
-// | transcendental, reduce, select, pool steps (CPU).
+// | transcendental, reduce, select, pool steps, im2col, packing (CPU).
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, write_allocate = -1, store_stall = -1, spill = -1, calls = -1, sources = -1, contraction = -1, other = -1,
+  int launch = 0, write_allocate = -1, store_stall = -1, spill = -1, calls = -1, sources = -1, im2col = -1, pack = -1,
+      contraction = -1, other = -1,
       transcendental = -1, reduce = -1, select = -1, pool = -1;
   int first_level = 1, levels = 0;
 
@@ -116,6 +117,10 @@ struct Layout {
       reduce = add("reduce_step_ns", -2);
       select = add("select_step_ns", -2);
       pool = add("pool_step_ns", -2);
+      // CPU backend: the convs' im2col pass and the GEMMs' panel packing
+      // (both regimes: serial passes outside the roofline max).
+      im2col = add("im2col_elem_ns", -2);
+      pack = add("gemm_pack_elem_ns", -2);
     }
   }
 
@@ -140,6 +145,8 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   }
   if (L.calls >= 0) x[L.calls] = d.gemm_call_us;
   if (L.sources >= 0) x[L.sources] = d.source_read_us;
+  if (L.im2col >= 0) x[L.im2col] = d.im2col_elem_ns * kUsPerNs;
+  if (L.pack >= 0) x[L.pack] = d.gemm_pack_elem_ns * kUsPerNs;
   if (L.store_stall >= 0) x[L.store_stall] = d.store_stall_us;
   x[L.contraction] = safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
   x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
@@ -177,6 +184,8 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   }
   if (L.calls >= 0) mem[L.calls] = cmp[L.calls] = f.gemm_calls;  // additive, like launch
   if (L.sources >= 0) mem[L.sources] = cmp[L.sources] = f.sources_read;  // additive too
+  if (L.im2col >= 0) mem[L.im2col] = cmp[L.im2col] = f.im2col_elems;     // a serial pass before the GEMM
+  if (L.pack >= 0) mem[L.pack] = cmp[L.pack] = f.gemm_pack_elems;         // and the GEMM's own packing
   if (L.store_stall >= 0) mem[L.store_stall] = cmp[L.store_stall] = costmodel_detail::store_stalls(f.bytes_written, d);
   if (L.reduce >= 0) cmp[L.reduce] = f.reduction_steps;
   if (L.select >= 0) cmp[L.select] = f.select_steps;
@@ -263,6 +272,8 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.select_steps = fl.select_steps;
   f.pool_steps = fl.pool_steps;
   f.sources_read = c.sources_read;
+  f.im2col_elems = fl.im2col_elems;
+  f.gemm_pack_elems = fl.gemm_pack_elems;
   return f;
 }
 
@@ -273,9 +284,12 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
   Eigen::VectorXd x = params_of(d, L);
   if (L.transcendental < 0 && f.flops_transcendental > 0 && d.e_transcendental > 0)  // GPU device set by hand
     cmp[L.other] += f.flops_transcendental * (d.e_cmp / d.e_transcendental - 1);
-  // Launch, GEMM calls, source first touches and the store stall are outside the roofline max (both rows hold them).
+  // Launch, GEMM calls and their packing, source first touches, the store stall and im2col are outside the
+  // roofline max (both rows hold them).
   double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us) +
                    (L.sources >= 0 ? f.sources_read * x[L.sources] : f.sources_read * d.source_read_us) +
+                   (L.im2col >= 0 ? f.im2col_elems * x[L.im2col] : f.im2col_elems * d.im2col_elem_ns * kUsPerNs) +
+                   (L.pack >= 0 ? f.gemm_pack_elems * x[L.pack] : f.gemm_pack_elems * d.gemm_pack_elem_ns * kUsPerNs) +
                    costmodel_detail::store_stalls(f.bytes_written, d) *
                        (L.store_stall >= 0 ? x[L.store_stall] : d.store_stall_us);
   double t_mem = mem.dot(x) - t_fixed, t_cmp = cmp.dot(x) - t_fixed;
@@ -455,7 +469,9 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
       throw DegenerateParameter("degenerate fit: " + L.names[cols[k]] + " was estimated at its bound 0 (" +
                                     (cols[k] == L.launch  ? std::string("no dispatch overhead")
                                      : cols[k] == L.calls ? std::string("no per-call overhead")
-                                     : cols[k] == L.reduce || cols[k] == L.select || cols[k] == L.pool ? std::string("no per-step cost")
+                                     : cols[k] == L.reduce || cols[k] == L.select || cols[k] == L.pool ||
+                                               cols[k] == L.im2col || cols[k] == L.pack
+                                         ? std::string("no per-step cost")
                                                           : std::string("infinite throughput")) +
                                     "); the measurements do not identify it: keep its prior with --hold " +
                                     L.names[cols[k]],
@@ -590,7 +606,9 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   }
   for (auto [col, prior_v, dst] : {std::tuple{L.reduce, prior.reduce_step_ns, &d.reduce_step_ns},
                                    std::tuple{L.select, prior.select_step_ns, &d.select_step_ns},
-                                   std::tuple{L.pool, prior.pool_step_ns, &d.pool_step_ns}}) {
+                                   std::tuple{L.pool, prior.pool_step_ns, &d.pool_step_ns},
+                                   std::tuple{L.im2col, prior.im2col_elem_ns, &d.im2col_elem_ns},
+                                   std::tuple{L.pack, prior.gemm_pack_elem_ns, &d.gemm_pack_elem_ns}}) {
     if (col < 0) continue;
     auto fp = add(col, prior_v, x[col] / kUsPerNs, 0);  // x in µs per step, the device in ns
     fp.std_error = fp.held ? 0 : se_x[col] / kUsPerNs;

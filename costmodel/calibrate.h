@@ -28,6 +28,8 @@ struct CostFeatures {
   double select_steps = 0;       // steps of emitted ReduceMax/ReduceMin chains (× DeviceSpec::select_step_ns)
   double pool_steps = 0;         // window elements of MaxPool/AveragePool (× DeviceSpec::pool_step_ns)
   double sources_read = 0;       // source tensors the group reads: weights, constants, graph inputs (× DeviceSpec::source_read_us)
+  double im2col_elems = 0;       // im2col matrix elements its Convs write (× DeviceSpec::im2col_elem_ns)
+  double gemm_pack_elems = 0;    // elements its gemm() calls pack (× DeviceSpec::gemm_pack_elem_ns)
 };
 
 /// The features of `grp` as cost(g, grp, d) sees them (spill and occupancy

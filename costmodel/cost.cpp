@@ -322,6 +322,10 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // outside the roofline, like launch; d.gemm_call_us = 0 leaves it out).
   c.gemm_calls = f.gemm_calls;
   c.t_calls_us = f.gemm_calls * d.gemm_call_us;
+  // Their panel packing, serial before the micro-kernels (CPU backend;
+  // d.gemm_pack_elem_ns = 0 leaves it out).
+  c.gemm_pack_elems = f.gemm_pack_elems;
+  c.t_pack_us = f.gemm_pack_elems * d.gemm_pack_elem_ns * kUsPerNs;
   // First touch of the source tensors read (latency outside the roofline,
   // like launch; d.source_read_us = 0 leaves it out).
   for (NodeId n : inputs) c.sources_read += g.op_class(n) == OpClass::source;
@@ -330,7 +334,11 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // One line-fill wait when the stores overflow the store buffer (CPU,
   // latency outside the roofline; d.store_stall_us = 0 leaves it out).
   c.t_store_stall_us = store_stalls(written, d) * d.store_stall_us;
-  double fixed_us = c.launch_us + c.t_calls_us + c.t_sources_us + c.t_store_stall_us;
+  // The convs' im2col pass, serial before their GEMMs (CPU backend;
+  // d.im2col_elem_ns = 0 leaves it out).
+  c.im2col_elems = f.im2col_elems;
+  c.t_im2col_us = f.im2col_elems * d.im2col_elem_ns * kUsPerNs;
+  double fixed_us = c.launch_us + c.t_calls_us + c.t_pack_us + c.t_sources_us + c.t_store_stall_us + c.t_im2col_us;
   c.predicted_us = body + fixed_us;
   // A device figure far out of range (spill_penalty 1e308, a bandwidth of
   // 1e-300 GB/s) overflows the time: refuse it here, since an infinite or
@@ -401,12 +409,18 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   if (c.gemm_calls > 0)
     o << "gemm_calls = " << fixed(c.gemm_calls) << " × " << fixed(d.gemm_call_us, 3) << " us = " << fixed(c.t_calls_us, 3)
       << " us\n";
+  if (c.t_pack_us > 0)
+    o << "gemm_pack = " << fixed(c.gemm_pack_elems) << " elements × " << fixed(d.gemm_pack_elem_ns, 3) << " ns = "
+      << fixed(c.t_pack_us, 3) << " us\n";
   if (c.t_sources_us > 0)
     o << "sources_read = " << fixed(c.sources_read) << " × " << fixed(d.source_read_us, 3) << " us = "
       << fixed(c.t_sources_us, 3) << " us\n";
   if (c.t_store_stall_us > 0)
     o << "store_stall = " << fixed(c.t_store_stall_us, 3) << " us (stores overflow the " << fixed(d.store_buffer_bytes)
       << " B store buffer: one line fill)\n";
+  if (c.t_im2col_us > 0)
+    o << "im2col = " << fixed(c.im2col_elems) << " elements × " << fixed(d.im2col_elem_ns, 3) << " ns = "
+      << fixed(c.t_im2col_us, 3) << " us\n";
   o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound)";
   return c;
 }

@@ -22,12 +22,17 @@ struct GroupCost {
   double t_mem_us = 0;          // µs
   double t_compute_us = 0;      // µs
   double launch_us = 0;         // µs
-  double gemm_calls = 0;        // library GEMM calls the group's kernel makes (batched MatMul: its batch; Conv: N·group)
+  double gemm_calls = 0;        // library GEMM calls the group's kernel makes (per contraction: 1 + batch of a MatMul, 1 + N·group of a Conv)
   double t_calls_us = 0;        // gemm_calls × DeviceSpec::gemm_call_us, µs
   double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads
   double t_sources_us = 0;      // sources_read × DeviceSpec::source_read_us, µs
   double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: stores overflowing the store buffer), µs
-  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_sources + t_store_stall, µs
+  double im2col_elems = 0;      // elements of the im2col matrices the group's Convs write (CPU backend)
+  double t_im2col_us = 0;       // im2col_elems × DeviceSpec::im2col_elem_ns, µs
+  double gemm_pack_elems = 0;   // elements its gemm() calls pack into panels (CPU backend)
+  double t_pack_us = 0;         // gemm_pack_elems × DeviceSpec::gemm_pack_elem_ns, µs
+  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_pack + t_sources + t_store_stall
+                                // + t_im2col, µs
   std::string bound;            // "memory", "compute" or "launch"
   std::string breakdown;        // one human-readable line per term (filled only when asked)
   // Registers/spills: the analytic estimate, and a backend's measurement

@@ -57,6 +57,8 @@ struct NodeFacts {
   double flops = 0;             // primitive_flops(g, n)
   double gemm_calls = 0;        // gemm_calls(g, n)
   double gemm_m = 0, gemm_n = 0;  // gemm_call_mn(g, n): M and N of each of those calls (0 if none)
+  double im2col_elems = 0;      // im2col_elems(g, n)
+  double gemm_k = 0;            // gemm_call_k(g, n): K of each gemm() call (0 if none)
   double work_elems = 0;        // work_elems(g, n)
   bool transcendental = false;  // elementwise/broadcast op with is_transcendental(op)
   bool read_in_part = false;    // some consumer reads only part of it (reads_in_part)
@@ -103,12 +105,14 @@ std::string fixed_text(double x, int decimals);
 struct GroupFlops {
   double contraction = 0;     // FLOP-equivalents of contraction nodes (tensor/GEMM peak)
   double other = 0;           // everything else (FP32 peak)
-  double gemm_calls = 0;      // library GEMM calls of the contraction nodes (batch of a MatMul, N·group of a Conv)
+  double gemm_calls = 0;      // library GEMM calls of the contraction nodes (1 + batch of a MatMul, 1 + N·group of a Conv)
   double transcendental = 0;  // the part of `other` from transcendental ops (is_transcendental)
   double reduction_steps = 0; // serial steps of emitted adding reductions (sum/mean/prod) × times computed:
                               // per output, the row length beyond kReduceOverlapSteps
   double select_steps = 0;    // reduced input elements of emitted ReduceMax/ReduceMin × times computed
   double pool_steps = 0;      // window elements of MaxPool/AveragePool (output × kernel window) × times computed
+  double im2col_elems = 0;    // elements of the im2col matrices the group's Convs write × times computed
+  double gemm_pack_elems = 0; // elements the gemm() calls copy into packed panels (gemm_pack_elems)
   PooledVector<double> times;  // per position in GroupView::order: times computed
   double total() const { return contraction + other; }
 };
@@ -120,6 +124,23 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m = 0, int gemm_tile_n 
 /// ceil(m/tm)·tm·ceil(n/tn)·tn / (m·n) (a factor of 1 where a tile size or
 /// the shape is 0). E.g. m 128, n 1 on 6 × 16 tiles: 132·16 / 128 = 16.5.
 double gemm_tile_padding(double m, double n, int tm, int tn);
+/// K of each gemm() call of a contraction (MatMul: A's contracted axis;
+/// Conv: C/group · kernel volume); 0 for other primitives.
+double gemm_call_k(const Graph& g, NodeId n);
+/// Elements one gemm() call of m × n × k copies into packed, zero-padded
+/// panels on tm × tn micro-tiles (emit/cpu/runtime.h gemm: per block of
+/// 16·tm rows × 24·tn columns of C, it packs B's k × (columns rounded up
+/// to tn) and A's (rows rounded up to tm) × k, a scalar strided copy):
+/// k · (ceil(m/(16·tm)) · ceil(n/tn)·tn + ceil(n/(24·tn)) · ceil(m/tm)·tm).
+/// 0 when a tile size is 0 (a device without the CPU backend's micro-tile).
+/// E.g. m 1, n 10, k 256 on 6 × 16: 256 · (1 · 16 + 1 · 6) = 5632.
+double gemm_pack_elems(double m, double n, double k, int tm, int tn);
+/// Elements of the im2col matrix the CPU backend's conv writes before its
+/// GEMM (emit/cpu/runtime.h conv_epilogue): N·C·(kernel volume)·(output
+/// pixels) for a Conv, 0 for a 1×1, stride-1, unpadded Conv (the GEMM reads
+/// x itself) and for any other primitive. E.g. x [1,1,28,28], w [8,1,5,5],
+/// pads 2: 1·1·25·784 = 19600.
+double im2col_elems(const Graph& g, NodeId n);
 /// Steps at the start of each reduction row that overlap the previous row's
 /// chain: the out-of-order window (a reorder buffer of ~256-512 µops, 4-8
 /// µops per emitted step) runs the next row's first steps in the shadow of
@@ -145,8 +166,10 @@ inline double write_allocate_bytes(double written, const DeviceSpec& d) {
 /// else 0, and 0 when the device prices no write-allocate).
 inline double store_stalls(double written, const DeviceSpec& d) { return write_allocate_bytes(written, d) > 0 ? 1 : 0; }
 /// Library GEMM calls the CPU runtime makes for contraction node n
-/// (emit/cpu/runtime.h): a MatMul's broadcast batch count, a Conv's N·group;
-/// 0 for other nodes and ConvTranspose (a direct loop nest).
+/// (emit/cpu/runtime.h): the matmul()/conv() entry itself plus its gemm()
+/// calls, a MatMul's broadcast batch count or a Conv's N·group (each enters
+/// an OpenMP region and sets up packing); e.g. 1 + 12 for 12 attention
+/// heads. 0 for other nodes and ConvTranspose (a direct loop nest).
 double gemm_calls(const Graph& g, NodeId n);
 /// M and N of each of those calls as emit/cpu/runtime.h calls gemm(): a
 /// MatMul's rows of A and output columns, a Conv's output channels per group

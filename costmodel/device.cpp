@@ -116,6 +116,8 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "e_transcendental", d.e_transcendental, false, ctx);  // absent: 0 = e_cmp
   get_number(j, "reduce_step_ns", d.reduce_step_ns, false, ctx);  // absent: 0 (no serial-reduction term)
   get_number(j, "pool_step_ns", d.pool_step_ns, false, ctx);  // absent: 0 (no pooling-window term)
+  get_number(j, "im2col_elem_ns", d.im2col_elem_ns, false, ctx);  // absent: 0 (no im2col term)
+  get_number(j, "gemm_pack_elem_ns", d.gemm_pack_elem_ns, false, ctx);  // absent: 0 (no packing term)
   get_number(j, "select_step_ns", d.select_step_ns, false, ctx);  // absent: 0 (no max/min-chain term)
   get_number(j, "spill_penalty", d.spill_penalty, false, ctx);
   get_number(j, "min_occupancy_for_full_bw", d.min_occupancy_for_full_bw, false, ctx);
@@ -175,6 +177,8 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
       throw Error(ctx + ": field '" + key + "' must be from 0 (no padding) to 4096, got " + std::to_string(v));
   if (d.reduce_step_ns < 0) throw Error(ctx + ": field 'reduce_step_ns' must be >= 0");
   if (d.pool_step_ns < 0) throw Error(ctx + ": field 'pool_step_ns' must be >= 0");
+  if (!(d.im2col_elem_ns >= 0)) throw Error(ctx + ": field 'im2col_elem_ns' must be >= 0");
+  if (!(d.gemm_pack_elem_ns >= 0)) throw Error(ctx + ": field 'gemm_pack_elem_ns' must be >= 0");
   if (d.select_step_ns < 0) throw Error(ctx + ": field 'select_step_ns' must be >= 0");
   if (d.threads_per_block <= 0) throw Error(ctx + ": field 'threads_per_block' must be positive");
   if (d.elems_per_thread <= 0) throw Error(ctx + ": field 'elems_per_thread' must be positive");
@@ -206,7 +210,8 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
                         {"gemm_call_us", d.gemm_call_us}, {"source_read_us", d.source_read_us},
                         {"reduce_step_ns", d.reduce_step_ns}, {"pool_step_ns", d.pool_step_ns},
                         {"select_step_ns", d.select_step_ns}, {"store_buffer_bytes", d.store_buffer_bytes},
-                        {"store_stall_us", d.store_stall_us}})
+                        {"store_stall_us", d.store_stall_us}, {"im2col_elem_ns", d.im2col_elem_ns},
+                        {"gemm_pack_elem_ns", d.gemm_pack_elem_ns}})
     at_most(key, v, 1e9);
   at_most("spill_penalty", d.spill_penalty, 1e6);
   at_least("dram_bw_GBps", d.dram_bw_GBps, 1e-6);
@@ -326,6 +331,8 @@ std::string device_to_json(const DeviceSpec& d) {
   j["reduce_step_ns"] = d.reduce_step_ns;
   j["select_step_ns"] = d.select_step_ns;
   j["pool_step_ns"] = d.pool_step_ns;
+  j["im2col_elem_ns"] = d.im2col_elem_ns;
+  j["gemm_pack_elem_ns"] = d.gemm_pack_elem_ns;
   j["spill_penalty"] = d.spill_penalty;
   j["min_occupancy_for_full_bw"] = d.min_occupancy_for_full_bw;
   j["calibrated"] = d.calibrated;

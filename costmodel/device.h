@@ -44,10 +44,10 @@ struct DeviceSpec {
   // --- overheads ---
   double launch_us = 0;           // per-kernel launch (stream) or dispatch (CPU thread pool), µs
   double graph_launch_us = 0;     // per node in a CUDA graph, µs (0 if not applicable)
-  // Per library GEMM call inside a kernel (CPU backend: each batch entry of a
-  // batched MatMul and each (image, group) of a Conv is one call of
-  // emit/cpu/runtime.h's gemm(): packing set-up, scratch lookup, edge tiles),
-  // µs. Default 0 (no such term; GPU devices: cuBLAS/CUTLASS batch in one
+  // Per library GEMM call inside a kernel (CPU backend: a MatMul's or Conv's
+  // entry into emit/cpu/runtime.h, and each batch entry of a batched MatMul
+  // and each (image, group) of a Conv, one call of its gemm(): an OpenMP
+  // region entered, packing set-up, scratch lookup, edge tiles), µs. Default 0 (no such term; GPU devices: cuBLAS/CUTLASS batch in one
   // launch); fitted by calibration on CPU devices (docs/calibration.md).
   double gemm_call_us = 0;
   // First touch of each source tensor (weight, constant, graph input) a
@@ -124,6 +124,19 @@ struct DeviceSpec {
   // per window element (output elements × kernel window). Default 0 (no such
   // term: the window FLOPs at e_cmp only); fitted by calibration on CPU devices.
   double pool_step_ns = 0;
+  // im2col of the CPU runtime's conv (emit/cpu/runtime.h conv_epilogue: a
+  // scalar gather with a padding test per element, written to scratch before
+  // the GEMM and not overlapped with it), ns per im2col matrix element
+  // (N·C·kernel volume·output pixels; 1×1 stride-1 unpadded convs have none).
+  // Default 0 (no such term); fitted by calibration on CPU devices
+  // (docs/calibration.md).
+  double im2col_elem_ns = 0;
+  // Packing of the CPU runtime's gemm() (emit/cpu/runtime.h: per block of C
+  // it copies A's and B's panels, zero-padded to whole micro-tiles, with a
+  // scalar strided loop, serial before the micro-kernels), ns per element
+  // packed. Default 0 (no such term); fitted by calibration on CPU devices
+  // (docs/calibration.md).
+  double gemm_pack_elem_ns = 0;
   double spill_penalty = 1.0;     // multiplier on spill (local-memory) traffic
   double min_occupancy_for_full_bw = 0.5;  // below this occupancy bandwidth drops linearly
 

@@ -145,18 +145,52 @@ std::pair<double, double> costmodel_detail::gemm_call_mn(const Graph& g, NodeId 
 double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (!p.out.known || p.op_class != OpClass::contraction) return 0;
+  // Each entry (matmul_epilogue / conv_epilogue) opens one OpenMP region
+  // around its calls, and each gemm() one around its tiles: one thread or
+  // many, every region entered is a call into the OpenMP runtime.
   if (p.op == "MatMul") {
     // One gemm() per entry of the broadcast batch: numel(y) / (M·N).
     auto [m, nn] = gemm_call_mn(g, n);
     double numel = static_cast<double>(g.numel(n));
-    return m > 0 && nn > 0 && numel > 0 ? std::max(1.0, std::round(numel / (m * nn))) : 0;
+    return m > 0 && nn > 0 && numel > 0 ? 1 + std::max(1.0, std::round(numel / (m * nn))) : 0;
   }
   if (p.op == "Conv") {
     // runtime.h conv_epilogue: one im2col + gemm() per (image, group).
     double batch = p.out.rank() >= 1 ? static_cast<double>(p.out.shape[0]) : 1;
-    return std::max(1.0, batch) * static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
+    return 1 + std::max(1.0, batch) * static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
   }
   return 0;  // ConvTranspose: a direct loop nest, no GEMM call
+}
+
+double costmodel_detail::gemm_call_k(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  if (!p.out.known || p.op_class != OpClass::contraction) return 0;
+  if (p.op == "MatMul") return matmul_k(g, n);
+  const TensorType* w = operand_type(g, n, 1);
+  return p.op == "Conv" && w && w->rank() >= 2 ? prod(w->shape, 1) : 0;
+}
+
+double costmodel_detail::gemm_pack_elems(double m, double n, double k, int tm, int tn) {
+  if (tm <= 0 || tn <= 0 || !(m > 0) || !(n > 0) || !(k > 0)) return 0;
+  // runtime.h kGemmMC = 16 · MR rows, kGemmNC = 24 · NR columns per block of C.
+  double row_blocks = std::ceil(m / (16.0 * tm)), col_blocks = std::ceil(n / (24.0 * tn));
+  return k * (row_blocks * std::ceil(n / tn) * tn + col_blocks * std::ceil(m / tm) * tm);
+}
+
+double costmodel_detail::im2col_elems(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  if (p.op != "Conv" || !p.out.known || p.out.rank() < 3) return 0;
+  const TensorType* x = operand_type(g, n, 0);
+  const TensorType* w = operand_type(g, n, 1);
+  if (!x || !w || x->rank() != p.out.rank() || w->rank() != p.out.rank()) return 0;
+  // runtime.h conv_epilogue: x is the GEMM's operand itself when the kernel
+  // is 1×1, the stride 1 and nothing is padded.
+  double kvol = prod(w->shape, 2), ovol = prod(p.out.shape, 2), ivol = prod(x->shape, 2);
+  bool identity = kvol == 1 && ovol == ivol;
+  for (int64_t s : p.attr_ints("strides")) identity = identity && s == 1;
+  for (int64_t q : p.attr_ints("pads")) identity = identity && q == 0;
+  if (identity) return 0;
+  return static_cast<double>(x->shape[0]) * static_cast<double>(x->shape[1]) * kvol * ovol;
 }
 
 double costmodel_detail::gemm_tile_padding(double m, double n, int tm, int tn) {
@@ -248,6 +282,8 @@ const NodeFacts& node_facts(const Graph& g, NodeId n) {
     f.flops = primitive_flops(g, n);
     f.gemm_calls = gemm_calls(g, n);
     std::tie(f.gemm_m, f.gemm_n) = gemm_call_mn(g, n);
+    f.im2col_elems = im2col_elems(g, n);
+    f.gemm_k = gemm_call_k(g, n);
     f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
     f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && is_transcendental(p.op);
     consumer_facts(g, n, f);
@@ -349,8 +385,15 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n) {
     const bool contraction = g.op_class(n) == OpClass::contraction;
     if (contraction) f *= gemm_tile_padding(nf.gemm_m, nf.gemm_n, gemm_tile_m, gemm_tile_n);
     (contraction ? out.contraction : out.other) += f;
-    if (contraction) out.gemm_calls += nf.gemm_calls;
-    else if (f > 0 && nf.transcendental) out.transcendental += f;
+    if (contraction) {
+      out.gemm_calls += nf.gemm_calls;
+      // gemm() calls: all of gemm_calls but the matmul()/conv() entry.
+      double gemms = std::max(0.0, nf.gemm_calls - 1);
+      out.gemm_pack_elems += gemms * gemm_pack_elems(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
+    } else if (f > 0 && nf.transcendental) {
+      out.transcendental += f;
+    }
+    out.im2col_elems += nf.im2col_elems * out.times[i];
     // Serial reduction chains (emitted reduce loops), pooling-library window
     // steps (DeviceSpec::reduce_step_ns, select_step_ns, pool_step_ns).
     const Primitive& p = g.node(n);

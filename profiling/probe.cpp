@@ -649,9 +649,13 @@ ProbeResult run_probe(std::ostream* log) {
   d.reduce_step_ns = 0;
   d.pool_step_ns = 0;
   d.select_step_ns = 0;
+  d.im2col_elem_ns = 0;
+  d.gemm_pack_elem_ns = 0;
   fitted_later("select_step_ns", "max/min-chain", "ns per reduced element of an emitted ReduceMax/ReduceMin loop");
   fitted_later("pool_step_ns", "pooling-window", "ns per window element of emit/cpu/runtime.h pool()");
   fitted_later("reduce_step_ns", "serial-reduction", "ns per reduced element of an emitted sum/mean/prod reduce loop");
+  fitted_later("gemm_pack_elem_ns", "panel-packing", "ns per element emit/cpu/runtime.h gemm() packs into its panels");
+  fitted_later("im2col_elem_ns", "im2col", "ns per im2col matrix element of emit/cpu/runtime.h conv (before its GEMM)");
 
   // CPU analogues of the GPU resource fields.
   const std::size_t l1 = h.caches.empty() ? 32768 : h.caches.front().bytes;

@@ -34,6 +34,8 @@ DeviceSpec truth_device() {
   d.pool_step_ns = 3;         // prior 0: pooling-library window steps
   d.select_step_ns = 1.5;     // prior 0: max/min compare-select chains
   d.source_read_us = 0.8;     // prior 0: first touch of each source tensor read
+  d.im2col_elem_ns = 1.2;     // prior 0: the convs' im2col pass
+  d.gemm_pack_elem_ns = 0.7;  // prior 0: the GEMMs' panel packing
   return d;
 }
 
@@ -56,6 +58,7 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
   std::mt19937_64 rng_t(seed + 1);  // own stream: the other groups' draws stay as without cpu_terms
   std::mt19937_64 rng_r(seed + 2);  // likewise for the per-step terms
   std::mt19937_64 rng_s(seed + 3);  // and for the source tensors read
+  std::mt19937_64 rng_c(seed + 4);  // and for im2col and packing
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> eps(0, noise);
@@ -77,6 +80,10 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
           f.gemm_calls = std::round(logu(8, 300));
           f.flops_contraction = f.gemm_calls * logu(2e3, 2e5);
         }
+        // Every contraction packs its panels; one in three is a conv that
+        // writes an im2col matrix first (elements per FLOP as in the models).
+        if (cpu_terms) f.gemm_pack_elems = f.flops_contraction * (0.002 + 0.02 * u(rng_c));
+        if (cpu_terms && (i / 7) % 3 == 0) f.im2col_elems = f.flops_contraction * (0.005 + 0.03 * u(rng_c));
         break;
       case 5:  // elementwise / transcendental-heavy
         f.bytes_read = logu(1e4, 2e5);
@@ -116,6 +123,8 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "source_read_us") return t.source_read_us;
   if (name == "write_allocate_bw_GBps") return t.write_allocate_bw_GBps;
   if (name == "store_stall_us") return t.store_stall_us;
+  if (name == "im2col_elem_ns") return t.im2col_elem_ns;
+  if (name == "gemm_pack_elem_ns") return t.gemm_pack_elem_ns;
   for (const auto& c : t.caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -129,14 +138,17 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 14u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
-                                        // other, transcendental, reduce_step, select_step, pool_step
+  ASSERT_EQ(r.parameters.size(), 16u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
+                                        // other, transcendental, reduce_step, select_step, pool_step, im2col,
+                                        // gemm_pack
   EXPECT_EQ(prior.gemm_call_us, 0);
   EXPECT_EQ(prior.source_read_us, 0);
   EXPECT_EQ(prior.e_transcendental, 0);
   EXPECT_EQ(prior.reduce_step_ns, 0);
   EXPECT_EQ(prior.pool_step_ns, 0);
   EXPECT_EQ(prior.select_step_ns, 0);
+  EXPECT_EQ(prior.im2col_elem_ns, 0);
+  EXPECT_EQ(prior.gemm_pack_elem_ns, 0);
   for (const auto& p : r.parameters) {
     SCOPED_TRACE(p.name);
     EXPECT_FALSE(p.held) << p.note;
@@ -156,7 +168,7 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
 
 // A prior that prices writes beyond the store buffer at a write-allocate
 // bandwidth gets that bandwidth and the store-buffer stall fitted too (a
-// 15th and 16th parameter); the store buffer size is kept. At 16 KiB about
+// 17th and 18th parameter); the store buffer size is kept. At 16 KiB about
 // a third of the synthetic groups write within it (no stall, no
 // write-allocate), so the stall is told apart from the launch time.
 TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
@@ -167,7 +179,7 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   truth.store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 16u);
+  ASSERT_EQ(r.parameters.size(), 18u);
   auto param = [&](const char* name) {
     return std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
   };
@@ -243,13 +255,14 @@ TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
   int seen = 0;
   for (const auto& p : r.parameters)
     if (p.name == "gemm_call_us" || p.name == "e_transcendental" || p.name == "reduce_step_ns" ||
-        p.name == "select_step_ns" || p.name == "pool_step_ns" || p.name == "source_read_us") {
+        p.name == "select_step_ns" || p.name == "pool_step_ns" || p.name == "source_read_us" ||
+        p.name == "im2col_elem_ns" || p.name == "gemm_pack_elem_ns") {
       ++seen;
       EXPECT_TRUE(p.held) << p.name;
       EXPECT_EQ(p.support, 0) << p.name;
       EXPECT_EQ(p.value, p.name == "e_transcendental" ? prior.e_cmp : 0) << p.name;  // 0 = follow e_cmp
     }
-  EXPECT_EQ(seen, 6);
+  EXPECT_EQ(seen, 8);
   EXPECT_EQ(r.device.gemm_call_us, 0);
   EXPECT_EQ(r.device.source_read_us, 0);
   EXPECT_EQ(r.device.e_transcendental, 0);

@@ -359,8 +359,9 @@ TEST(CostCpu, WorkingSetThatFitsL2UsesL2Bandwidth) {
   EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"y0"}), d).t_mem_us, 256.0 * 1024 * 1024 / (50 * 1e3));
 }
 
-// gemm_calls: one library gemm() per batch entry of a MatMul and per
-// (image, group) of a Conv (emit/cpu/runtime.h), counted by hand below.
+// gemm_calls: the matmul()/conv() entry plus one library gemm() per batch
+// entry of a MatMul and per (image, group) of a Conv (emit/cpu/runtime.h),
+// each entering an OpenMP region; counted by hand below.
 TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
   GraphBuilder b;
   NodeId q = b.input("q", {12, 128, 64});
@@ -383,21 +384,87 @@ TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
   Graph g = b.finish({s, y, z, r, mm});
   DeviceSpec d = testing::cpu_spec();
   EXPECT_EQ(d.gemm_call_us, 0);  // default: no per-call term, predictions unchanged
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_calls, 12);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"y"}), d).gemm_calls, 6);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).gemm_calls, 3);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c", "r"}), d).gemm_calls, 288);  // the Relu epilogue adds none
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_calls, 1 + 12);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"y"}), d).gemm_calls, 1 + 6);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).gemm_calls, 1 + 3);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c", "r"}), d).gemm_calls, 1 + 288);  // the Relu epilogue adds none
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"r"}), d).gemm_calls, 0);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm"}), d).gemm_calls, 1);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm"}), d).gemm_calls, 1 + 1);
   GroupCost c0 = cost(g, make_group(g, {"s"}), d);
   EXPECT_DOUBLE_EQ(c0.t_calls_us, 0);
   EXPECT_DOUBLE_EQ(c0.predicted_us, std::max(c0.t_mem_us, c0.t_compute_us) + 5);
-  // 2 us per call: 12 calls add 24 us outside the roofline max, like launch.
+  // 2 us per call: 13 calls add 26 us outside the roofline max, like launch.
   d.gemm_call_us = 2;
   GroupCost c2 = cost(g, make_group(g, {"s"}), d, true);
-  EXPECT_DOUBLE_EQ(c2.t_calls_us, 24);
-  EXPECT_DOUBLE_EQ(c2.predicted_us, c0.predicted_us + 24);
-  EXPECT_NE(c2.breakdown.find("gemm_calls = 12 × 2.000 us = 24.000 us"), std::string::npos) << c2.breakdown;
+  EXPECT_DOUBLE_EQ(c2.t_calls_us, 26);
+  EXPECT_DOUBLE_EQ(c2.predicted_us, c0.predicted_us + 26);
+  EXPECT_NE(c2.breakdown.find("gemm_calls = 13 × 2.000 us = 26.000 us"), std::string::npos) << c2.breakdown;
+}
+
+// im2col_elems: the elements conv_epilogue writes into its im2col matrix,
+// N·C·kernel volume·output pixels; none for a 1×1, stride-1, unpadded conv
+// (the GEMM reads x itself). Priced at im2col_elem_ns outside the roofline.
+TEST(CostCpu, Im2colElementsOfPaddedStridedAndPointwiseConvs) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {1, 1, 28, 28});
+  NodeId w5 = b.weight("w5", {8, 1, 5, 5});
+  NodeId c5 = b.op("c5", "Conv", OpClass::contraction, {1, 8, 28, 28}, {x, w5},
+                   {{"pads", AttrValue{std::vector<int64_t>{2, 2, 2, 2}}}});  // 1·1·25·784 = 19600
+  NodeId x2 = b.input("x2", {2, 16, 14, 14});
+  NodeId w1 = b.weight("w1", {32, 16, 1, 1});
+  NodeId c1 = b.op("c1", "Conv", OpClass::contraction, {2, 32, 14, 14}, {x2, w1});  // identity: 0
+  NodeId w1s = b.weight("w1s", {32, 16, 1, 1});
+  NodeId c1s = b.op("c1s", "Conv", OpClass::contraction, {2, 32, 7, 7}, {x2, w1s},
+                    {{"strides", AttrValue{std::vector<int64_t>{2, 2}}}});  // 2·16·1·49 = 1568
+  NodeId dw = b.weight("dw", {16, 1, 3, 3});
+  NodeId cd = b.op("cd", "Conv", OpClass::contraction, {2, 16, 14, 14}, {x2, dw},
+                   {{"group", AttrValue{int64_t{16}}}, {"pads", AttrValue{std::vector<int64_t>{1, 1, 1, 1}}}});
+  NodeId r = b.op("r", "Relu", OpClass::elementwise, {2, 16, 14, 14}, {cd});  // cd: 2·16·9·196 = 56448
+  Graph g = b.finish({c5, c1, c1s, r});
+  DeviceSpec d = testing::cpu_spec();
+  EXPECT_EQ(d.im2col_elem_ns, 0);  // default: no im2col term
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c5"}), d).im2col_elems, 19600);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c1"}), d).im2col_elems, 0);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c1s"}), d).im2col_elems, 1568);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"cd", "r"}), d).im2col_elems, 56448);
+  GroupCost c0 = cost(g, make_group(g, {"c5"}), d);
+  d.im2col_elem_ns = 1.5;  // 19600 × 1.5 ns = 29.4 us
+  GroupCost c1c = cost(g, make_group(g, {"c5"}), d, true);
+  EXPECT_DOUBLE_EQ(c1c.t_im2col_us, 29.4);
+  EXPECT_DOUBLE_EQ(c1c.predicted_us, c0.predicted_us + 29.4);
+  EXPECT_NE(c1c.breakdown.find("im2col = 19600 elements × 1.500 ns = 29.400 us"), std::string::npos) << c1c.breakdown;
+}
+
+// gemm_pack_elems: per gemm() call of M × N × K on 6 × 16 tiles, each block
+// of 96 rows × 384 columns of C packs B's K × (columns rounded up to 16) and
+// A's (rows rounded up to 6) × K. Hand-computed for a GEMV (M = 1) and a
+// 2-head batched MatMul with two row blocks.
+TEST(CostCpu, GemmPackElementsOfAGemvAndABatchedMatMul) {
+  GraphBuilder b;
+  NodeId v = b.input("v", {1, 256});
+  NodeId wv = b.weight("wv", {256, 10});
+  NodeId gv = b.op("gv", "MatMul", OpClass::contraction, {1, 10}, {v, wv});  // 256 · (16 + 6) = 5632
+  NodeId q = b.input("q", {2, 128, 64});
+  NodeId k = b.input("k", {2, 64, 400});
+  NodeId s = b.op("s", "MatMul", OpClass::contraction, {2, 128, 400}, {q, k});
+  // Per head: M 128 = 2 row blocks, N 400 = 2 column blocks (384 + 16):
+  // B 64 · 2 · 400 = 51200, A 64 · 2 · 132 = 16896; 2 heads: 136192.
+  Graph g = b.finish({gv, s});
+  DeviceSpec d = testing::cpu_spec();
+  d.gemm_tile_m = 6;
+  d.gemm_tile_n = 16;
+  EXPECT_EQ(d.gemm_pack_elem_ns, 0);  // default: no packing term
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 5632);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_pack_elems, 136192);
+  GroupCost c0 = cost(g, make_group(g, {"gv"}), d);
+  d.gemm_pack_elem_ns = 0.5;  // 5632 × 0.5 ns = 2.816 us
+  GroupCost c1 = cost(g, make_group(g, {"gv"}), d, true);
+  EXPECT_DOUBLE_EQ(c1.t_pack_us, 2.816);
+  EXPECT_DOUBLE_EQ(c1.predicted_us, c0.predicted_us + 2.816);
+  EXPECT_NE(c1.breakdown.find("gemm_pack = 5632 elements × 0.500 ns = 2.816 us"), std::string::npos) << c1.breakdown;
+  // Without a micro-tile (GPU devices) there is no packing to count.
+  d.gemm_tile_m = d.gemm_tile_n = 0;
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 0);
 }
 
 // sources_read: the weights, constants and graph inputs a group reads, each
