@@ -359,6 +359,19 @@ TEST(CostCpu, WorkingSetThatFitsL2UsesL2Bandwidth) {
   EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"y0"}), d).t_mem_us, 256.0 * 1024 * 1024 / (50 * 1e3));
 }
 
+// A CPU fixed term: with `set` applied to d, grp costs `added_us` more,
+// outside the roofline max, and its breakdown prints `line`.
+void expect_fixed_term(const Graph& g, const Group& grp, DeviceSpec d, void (*set)(DeviceSpec&), double added_us,
+                       const std::string& line) {
+  const GroupCost before = cost(g, grp, d);
+  set(d);
+  const GroupCost after = cost(g, grp, d, true);
+  EXPECT_DOUBLE_EQ(after.t_mem_us, before.t_mem_us);
+  EXPECT_DOUBLE_EQ(after.t_compute_us, before.t_compute_us);
+  EXPECT_DOUBLE_EQ(after.predicted_us, before.predicted_us + added_us);
+  EXPECT_NE(after.breakdown.find(line), std::string::npos) << after.breakdown;
+}
+
 // gemm_calls: the matmul()/conv() entry plus one library gemm() per batch
 // entry of a MatMul and per (image, group) of a Conv (emit/cpu/runtime.h),
 // each entering an OpenMP region; counted by hand below.
@@ -394,11 +407,8 @@ TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
   EXPECT_DOUBLE_EQ(c0.t_calls_us, 0);
   EXPECT_DOUBLE_EQ(c0.predicted_us, std::max(c0.t_mem_us, c0.t_compute_us) + 5);
   // 2 us per call: 13 calls add 26 us outside the roofline max, like launch.
-  d.gemm_call_us = 2;
-  GroupCost c2 = cost(g, make_group(g, {"s"}), d, true);
-  EXPECT_DOUBLE_EQ(c2.t_calls_us, 26);
-  EXPECT_DOUBLE_EQ(c2.predicted_us, c0.predicted_us + 26);
-  EXPECT_NE(c2.breakdown.find("gemm_calls = 13 × 2.000 us = 26.000 us"), std::string::npos) << c2.breakdown;
+  expect_fixed_term(g, make_group(g, {"s"}), d, [](DeviceSpec& x) { x.gemm_call_us = 2; }, 26,
+                    "gemm_calls = 13 × 2.000 us = 26.000 us");
 }
 
 // im2col_elems: the elements conv_epilogue writes into its im2col matrix,
@@ -427,12 +437,9 @@ TEST(CostCpu, Im2colElementsOfPaddedStridedAndPointwiseConvs) {
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c1"}), d).im2col_elems, 0);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c1s"}), d).im2col_elems, 1568);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"cd", "r"}), d).im2col_elems, 56448);
-  GroupCost c0 = cost(g, make_group(g, {"c5"}), d);
-  d.im2col_elem_ns = 1.5;  // 19600 × 1.5 ns = 29.4 us
-  GroupCost c1c = cost(g, make_group(g, {"c5"}), d, true);
-  EXPECT_DOUBLE_EQ(c1c.t_im2col_us, 29.4);
-  EXPECT_DOUBLE_EQ(c1c.predicted_us, c0.predicted_us + 29.4);
-  EXPECT_NE(c1c.breakdown.find("im2col = 19600 elements × 1.500 ns = 29.400 us"), std::string::npos) << c1c.breakdown;
+  // 19600 × 1.5 ns = 29.4 us.
+  expect_fixed_term(g, make_group(g, {"c5"}), d, [](DeviceSpec& x) { x.im2col_elem_ns = 1.5; }, 29.4,
+                    "im2col = 19600 elements × 1.500 ns = 29.400 us");
 }
 
 // gemm_pack_elems: per gemm() call of M × N × K on 6 × 16 tiles, each block
@@ -456,12 +463,9 @@ TEST(CostCpu, GemmPackElementsOfAGemvAndABatchedMatMul) {
   EXPECT_EQ(d.gemm_pack_elem_ns, 0);  // default: no packing term
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 5632);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_pack_elems, 136192);
-  GroupCost c0 = cost(g, make_group(g, {"gv"}), d);
-  d.gemm_pack_elem_ns = 0.5;  // 5632 × 0.5 ns = 2.816 us
-  GroupCost c1 = cost(g, make_group(g, {"gv"}), d, true);
-  EXPECT_DOUBLE_EQ(c1.t_pack_us, 2.816);
-  EXPECT_DOUBLE_EQ(c1.predicted_us, c0.predicted_us + 2.816);
-  EXPECT_NE(c1.breakdown.find("gemm_pack = 5632 elements × 0.500 ns = 2.816 us"), std::string::npos) << c1.breakdown;
+  // 5632 × 0.5 ns = 2.816 us.
+  expect_fixed_term(g, make_group(g, {"gv"}), d, [](DeviceSpec& x) { x.gemm_pack_elem_ns = 0.5; }, 2.816,
+                    "gemm_pack = 5632 elements × 0.500 ns = 2.816 us");
   // Without a micro-tile (GPU devices) there is no packing to count.
   d.gemm_tile_m = d.gemm_tile_n = 0;
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 0);
@@ -486,14 +490,10 @@ TEST(CostCpu, SourcesReadCountsEachSourceTensorOnce) {
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm", "add"}), d).sources_read, 3);   // x, w, bias
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq"}), d).sources_read, 0);          // add: produced in the run
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq", "out"}), d).sources_read, 1);   // x
-  GroupCost c0 = cost(g, make_group(g, {"mm", "add"}), d);
-  EXPECT_DOUBLE_EQ(c0.t_sources_us, 0);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm", "add"}), d).t_sources_us, 0);
   // 0.25 us per source: 3 sources add 0.75 us outside the roofline max, like launch.
-  d.source_read_us = 0.25;
-  GroupCost c1 = cost(g, make_group(g, {"mm", "add"}), d, true);
-  EXPECT_DOUBLE_EQ(c1.t_sources_us, 0.75);
-  EXPECT_DOUBLE_EQ(c1.predicted_us, c0.predicted_us + 0.75);
-  EXPECT_NE(c1.breakdown.find("sources_read = 3 × 0.250 us = 0.750 us"), std::string::npos) << c1.breakdown;
+  expect_fixed_term(g, make_group(g, {"mm", "add"}), d, [](DeviceSpec& x) { x.source_read_us = 0.25; }, 0.75,
+                    "sources_read = 3 × 0.250 us = 0.750 us");
 }
 
 // Write-allocate: with write_allocate_bw_GBps set, the bytes a group writes
