@@ -347,7 +347,12 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
     throw Error("device '" + d.name + "' prices kernel '" + g.node(grp.nodes.front()).name +
                 "' at a non-finite time or byte count (t_mem " + fixed_text(c.t_mem_us, 2) + " us, t_compute " +
                 fixed_text(c.t_compute_us, 2) + " us): a device figure is out of range");
-  c.bound = fixed_us > body ? "launch" : (c.t_mem_us >= c.t_compute_us ? "memory" : "compute");
+  // The bound names the largest part: the per-kernel and per-call latencies
+  // ("launch"), or the roofline body, where the serial im2col and packing
+  // passes count as compute (they are instructions, not waits).
+  double serial_us = c.t_im2col_us + c.t_pack_us, compute_us = c.t_compute_us + serial_us;
+  double overhead_us = fixed_us - serial_us;
+  c.bound = overhead_us > std::max(c.t_mem_us, compute_us) ? "launch" : (c.t_mem_us >= compute_us ? "memory" : "compute");
 
   if (!with_breakdown) return c;
   std::string& b = c.breakdown;

@@ -440,6 +440,12 @@ TEST(CostCpu, Im2colElementsOfPaddedStridedAndPointwiseConvs) {
   // 19600 × 1.5 ns = 29.4 us.
   expect_fixed_term(g, make_group(g, {"c5"}), d, [](DeviceSpec& x) { x.im2col_elem_ns = 1.5; }, 29.4,
                     "im2col = 19600 elements × 1.500 ns = 29.400 us");
+  // The pass is work, not latency: past the 5 us dispatch it makes the conv
+  // compute-bound, not launch-bound.
+  d.im2col_elem_ns = 1.5;
+  GroupCost ci = cost(g, make_group(g, {"c5"}), d);
+  ASSERT_GT(ci.t_im2col_us, d.launch_us);
+  EXPECT_EQ(ci.bound, "compute");
 }
 
 // gemm_pack_elems: per gemm() call of M × N × K on 6 × 16 tiles, each block
