@@ -388,9 +388,18 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     if (pf == 0)
       throw Error("nothing to fit: every parameter is held or exercised by fewer than " +
                   std::to_string(o.min_support) + " measurements");
-    if (n < pf + 2)
-      throw Error("too few measurements: " + std::to_string(n) + " for " + std::to_string(pf) +
-                  " fitted parameters (need at least " + std::to_string(pf + 2) + ")");
+    if (n < pf + 2) {
+      // Name the least exercised parameter (the last such column on a tie:
+      // the backend-specific terms), the one to keep at its prior first.
+      int least = cols.front();
+      for (int j : cols)
+        if (support[j] <= support[least]) least = j;
+      throw DegenerateParameter("too few measurements: " + std::to_string(n) + " for " + std::to_string(pf) +
+                                    " fitted parameters (need at least " + std::to_string(pf + 2) +
+                                    "); measure more groups, or keep the least exercised at its prior with --hold " +
+                                    L.names[least],
+                                L.names[least]);
+    }
     // Weighted rows: relative error (pred - meas) / meas.
     A.resize(n, pf);
     b.resize(n);

@@ -276,9 +276,46 @@ TEST(Calibrate, RefusesTooFewMeasurements) {
   try {
     calibrate(load_device("host-cpu"), s, {.min_support = 1});
     FAIL() << "expected a refusal";
-  } catch (const Error& e) {
+  } catch (const DegenerateParameter& e) {
     EXPECT_NE(std::string(e.what()).find("too few measurements"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--hold " + e.parameter), std::string::npos) << e.what();
   }
+}
+
+// Regression (tenth session: the README's tune of resnet50_bottleneck said
+// "recalibration refused, prior kept: too few measurements: 8 for 7 fitted
+// parameters" once im2col and packing were fitted): tune holds the least
+// exercised parameters until the measured kernels support the rest.
+TEST(Calibrate, TuneHoldsTheLeastExercisedParametersWhenMeasurementsAreFew) {
+  // 8 compute-bound convs, each exercising launch, calls, packing, im2col,
+  // sources, contraction and other FLOPs: 7 parameters, 8 kernels (need 9).
+  const DeviceSpec truth = truth_device();
+  std::vector<CalibrationSample> s;
+  for (int i = 0; i < 8; ++i) {
+    CostFeatures f;
+    f.bytes_read = f.bytes_written = 1000;
+    f.flops_contraction = 1e6 * (1 + i);
+    f.flops_other = 2e4 * (1 + (i * 5) % 8);
+    f.gemm_calls = 2 + i % 3;
+    f.gemm_pack_elems = 1e4 * (1 + (i * 3) % 8);
+    f.im2col_elems = 3e4 * (1 + (i * 7) % 8);
+    f.sources_read = 1 + i % 2;
+    s.push_back({f, predict_us(f, truth), "conv" + std::to_string(i)});
+  }
+  std::string named;
+  try {
+    calibrate(load_device("host-cpu"), s);
+    FAIL() << "expected a refusal";
+  } catch (const DegenerateParameter& e) {
+    EXPECT_NE(std::string(e.what()).find("too few measurements: 8 for 7"), std::string::npos) << e.what();
+    named = e.parameter;
+  }
+  EXPECT_EQ(named, "gemm_pack_elem_ns");  // all equally exercised: the last column
+  Recalibration r = recalibrate(load_device("host-cpu"), s);
+  ASSERT_TRUE(r.fitted) << r.note;
+  ASSERT_FALSE(r.held.empty());
+  EXPECT_EQ(r.held.front(), "gemm_pack_elem_ns");
+  EXPECT_NE(r.note.find("held at prior"), std::string::npos) << r.note;
 }
 
 // Every group compute-bound with contraction FLOPs exactly twice the other
