@@ -7,7 +7,12 @@
 // generic reference build (emit/README.md).
 // Wall time (best of 7) and thread CPU time (single thread), because on a
 // shared host the wall clock mostly measures the other jobs.
+// Then the fixed costs of small calls that the cost model prices apart from
+// the FLOPs (costmodel/README.md: gemm_calls, gemm_pack_elems): per shape,
+// best of 31 cold (A, B, C flushed from the caches first) and warm, and the
+// time per micro-kernel run (6 x 2-vector tile per K block of 256).
 #include <Eigen/Dense>
+#include <immintrin.h>
 #include <omp.h>
 
 #include <chrono>
@@ -83,5 +88,36 @@ int main() {
   });
   std::printf("\nEigen vs canonical on 512x512x512: %lld of %lld outputs differ (%.1f%%)\n", (long long)differ,
               (long long)(n * n), 100.0 * double(differ) / double(n * n));
+
+  // Small calls: call overhead (an OpenMP region even on one thread),
+  // packing (a GEMV packs all of B), micro-kernel runs (K = 1: no FLOPs to
+  // speak of).
+  std::printf("\n| gemm M x N x K | threads | micro-kernel runs | cold us (best of 31) | warm us | warm us per run |\n"
+              "|---|---|---|---|---|---|\n");
+  auto flush = [](const std::vector<float>& v) {
+    for (size_t i = 0; i < v.size(); i += 16) _mm_clflush(v.data() + i);
+    _mm_mfence();
+  };
+  const int64_t shapes[][3] = {{1, 1, 1}, {1, 10, 256}, {128, 2, 2}, {96, 384, 1}, {128, 128, 1}, {128, 128, 256}};
+  for (const auto& s : shapes) {
+    const int64_t M = s[0], N = s[1], K = s[2];
+    auto sa = rnd(M * K, 5), sb = rnd(K * N, 6);
+    std::vector<float> sc(M * N);
+    auto call = [&] { fprt::gemm(M, N, K, sa.data(), K, 1, sb.data(), N, 1, sc.data(), N); };
+    double cold = 1e30, warm = 1e30;
+    for (int t = 0; t < 31; ++t) {
+      flush(sa), flush(sb), flush(sc);
+      double w0 = wall();
+      call();
+      cold = std::min(cold, wall() - w0);
+      w0 = wall();
+      call();
+      warm = std::min(warm, wall() - w0);
+    }
+    const int64_t runs = (M + fprt::kGemmMR - 1) / fprt::kGemmMR * ((N + fprt::kGemmNR - 1) / fprt::kGemmNR) *
+                         ((K + fprt::kGemmKC - 1) / fprt::kGemmKC);
+    std::printf("| %lld x %lld x %lld | %d | %lld | %.2f | %.2f | %.3f |\n", (long long)M, (long long)N, (long long)K,
+                omp_get_max_threads(), (long long)runs, cold * 1e6, warm * 1e6, warm * 1e6 / double(runs));
+  }
   return 0;
 }
