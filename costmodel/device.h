@@ -47,7 +47,8 @@ struct DeviceSpec {
   // Per library GEMM call inside a kernel (CPU backend: a MatMul's or Conv's
   // entry into emit/cpu/runtime.h, and each batch entry of a batched MatMul
   // and each (image, group) of a Conv, one call of its gemm(): an OpenMP
-  // region entered, packing set-up, scratch lookup, edge tiles), µs. Default 0 (no such term; GPU devices: cuBLAS/CUTLASS batch in one
+  // region entered, packing set-up, scratch lookup, edge tiles), µs.
+  // Default 0 (no such term; GPU devices: cuBLAS/CUTLASS batch in one
   // launch); fitted by calibration on CPU devices (docs/calibration.md).
   double gemm_call_us = 0;
   // First touch of each source tensor (weight, constant, graph input) a

@@ -225,7 +225,7 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.pool_steps = get_or<double>(p, "pool_steps", 0, pc);
   // And sources_read: 0 (no first-touch term); refeature re-derives it.
   r.features.sources_read = get_or<double>(p, "sources_read", 0, pc);
-  // And im2col_elems: 0 (no im2col term); refeature re-derives it.
+  // And im2col_elems, gemm_pack_elems: 0 (no im2col or packing term); refeature re-derives them.
   r.features.im2col_elems = get_or<double>(p, "im2col_elems", 0, pc);
   r.features.gemm_pack_elems = get_or<double>(p, "gemm_pack_elems", 0, pc);
   r.level = get_or<std::string>(p, "level", "", pc);
