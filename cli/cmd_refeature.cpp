@@ -93,10 +93,7 @@ void run_refeature(const RefeatureArgs& a) {
       if (std::fabs(p - r.predicted_us) > 1e-6 * std::max(1.0, std::fabs(r.predicted_us)))
         throw Error(ctx + ": the re-derived features predict " + fmt(p, 6) + " us on " + r.device + ", the record " +
                     fmt(r.predicted_us, 6) + " us (the cost model changed beyond the new terms; re-measure)");
-      changed += f.reduction_steps != r.features.reduction_steps || f.select_steps != r.features.select_steps ||
-                 f.pool_steps != r.features.pool_steps || f.sources_read != r.features.sources_read ||
-                 f.im2col_elems != r.features.im2col_elems || f.gemm_calls != r.features.gemm_calls ||
-                 f.gemm_pack_elems != r.features.gemm_pack_elems;
+      changed += !(f == r.features);
       r.features = f;
       ++total;
     }

@@ -69,6 +69,7 @@ struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
   int launch = 0, write_allocate = -1, store_stall = -1, spill = -1, calls = -1, sources = -1, im2col = -1, pack = -1,
+      microkernels = -1,
       contraction = -1, other = -1,
       transcendental = -1, reduce = -1, select = -1, pool = -1;
   int first_level = 1, levels = 0;
@@ -121,10 +122,16 @@ struct Layout {
       // (both regimes: serial passes outside the roofline max).
       im2col = add("im2col_elem_ns", -2);
       pack = add("gemm_pack_elem_ns", -2);
+      // And the fixed cost of each micro-kernel run: measured by the probe,
+      // never fitted (next to a 256-step K block it is a few percent, which
+      // large GEMMs cannot tell from e_contraction; docs/calibration.md).
+      microkernels = add("gemm_microkernel_ns", -2);
     }
   }
 
   int size() const { return static_cast<int>(names.size()); }
+  // Columns calibrate() always holds at the prior (measured, not fitted).
+  bool measured_only(int j) const { return j >= 0 && j == microkernels; }
   int column_of_level(int cache_idx) const {
     for (int c = first_level; c < first_level + levels; ++c)
       if (level_of_col[c] == cache_idx) return c;
@@ -147,6 +154,7 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   if (L.sources >= 0) x[L.sources] = d.source_read_us;
   if (L.im2col >= 0) x[L.im2col] = d.im2col_elem_ns * kUsPerNs;
   if (L.pack >= 0) x[L.pack] = d.gemm_pack_elem_ns * kUsPerNs;
+  if (L.microkernels >= 0) x[L.microkernels] = d.gemm_microkernel_ns * kUsPerNs;
   if (L.store_stall >= 0) x[L.store_stall] = d.store_stall_us;
   x[L.contraction] = safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
   x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
@@ -186,6 +194,7 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   if (L.sources >= 0) mem[L.sources] = cmp[L.sources] = f.sources_read;  // additive too
   if (L.im2col >= 0) mem[L.im2col] = cmp[L.im2col] = f.im2col_elems;     // a serial pass before the GEMM
   if (L.pack >= 0) mem[L.pack] = cmp[L.pack] = f.gemm_pack_elems;         // and the GEMM's own packing
+  if (L.microkernels >= 0) mem[L.microkernels] = cmp[L.microkernels] = f.gemm_microkernels;  // and micro-kernel runs
   if (L.store_stall >= 0) mem[L.store_stall] = cmp[L.store_stall] = costmodel_detail::store_stalls(f.bytes_written, d);
   if (L.reduce >= 0) cmp[L.reduce] = f.reduction_steps;
   if (L.select >= 0) cmp[L.select] = f.select_steps;
@@ -274,6 +283,7 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.sources_read = c.sources_read;
   f.im2col_elems = fl.im2col_elems;
   f.gemm_pack_elems = fl.gemm_pack_elems;
+  f.gemm_microkernels = fl.gemm_microkernels;
   return f;
 }
 
@@ -284,12 +294,14 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
   Eigen::VectorXd x = params_of(d, L);
   if (L.transcendental < 0 && f.flops_transcendental > 0 && d.e_transcendental > 0)  // GPU device set by hand
     cmp[L.other] += f.flops_transcendental * (d.e_cmp / d.e_transcendental - 1);
-  // Launch, GEMM calls and their packing, source first touches, the store stall and im2col are outside the
-  // roofline max (both rows hold them).
+  // Launch, GEMM calls, their packing and micro-kernel runs, source first touches, the store stall and im2col
+  // are outside the roofline max (both rows hold them).
   double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us) +
                    (L.sources >= 0 ? f.sources_read * x[L.sources] : f.sources_read * d.source_read_us) +
                    (L.im2col >= 0 ? f.im2col_elems * x[L.im2col] : f.im2col_elems * d.im2col_elem_ns * kUsPerNs) +
                    (L.pack >= 0 ? f.gemm_pack_elems * x[L.pack] : f.gemm_pack_elems * d.gemm_pack_elem_ns * kUsPerNs) +
+                   (L.microkernels >= 0 ? f.gemm_microkernels * x[L.microkernels]
+                                        : f.gemm_microkernels * d.gemm_microkernel_ns * kUsPerNs) +
                    costmodel_detail::store_stalls(f.bytes_written, d) *
                        (L.store_stall >= 0 ? x[L.store_stall] : d.store_stall_us);
   double t_mem = mem.dot(x) - t_fixed, t_cmp = cmp.dot(x) - t_fixed;
@@ -380,7 +392,7 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     }
     cols.clear();
     for (int j = 0; j < p; ++j) {
-      free[j] = support[j] >= o.min_support &&
+      free[j] = support[j] >= o.min_support && !L.measured_only(j) &&
                 std::find(o.hold.begin(), o.hold.end(), L.names[j]) == o.hold.end();
       if (free[j]) cols.push_back(j);
     }
@@ -517,7 +529,9 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     fp.value = fp.held ? prior_v : v;
     fp.std_error = fp.held ? 0 : std::fabs(fp.value) * rel_se;
     fp.support = support[j];
-    if (fp.held)
+    if (fp.held && L.measured_only(j))
+      fp.note = "held at prior: measured by fuseplan probe, not fitted";
+    else if (fp.held)
       fp.note = support[j] < o.min_support ? "held at prior: " + std::to_string(support[j]) +
                                                  " measurement(s) exercise it (need " + std::to_string(o.min_support) + ")"
                                            : std::string("held at prior (--hold)");
@@ -617,7 +631,8 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
                                    std::tuple{L.select, prior.select_step_ns, &d.select_step_ns},
                                    std::tuple{L.pool, prior.pool_step_ns, &d.pool_step_ns},
                                    std::tuple{L.im2col, prior.im2col_elem_ns, &d.im2col_elem_ns},
-                                   std::tuple{L.pack, prior.gemm_pack_elem_ns, &d.gemm_pack_elem_ns}}) {
+                                   std::tuple{L.pack, prior.gemm_pack_elem_ns, &d.gemm_pack_elem_ns},
+                                   std::tuple{L.microkernels, prior.gemm_microkernel_ns, &d.gemm_microkernel_ns}}) {
     if (col < 0) continue;
     auto fp = add(col, prior_v, x[col] / kUsPerNs, 0);  // x in µs per step, the device in ns
     fp.std_error = fp.held ? 0 : se_x[col] / kUsPerNs;

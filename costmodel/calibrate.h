@@ -30,6 +30,9 @@ struct CostFeatures {
   double sources_read = 0;       // source tensors the group reads: weights, constants, graph inputs (× DeviceSpec::source_read_us)
   double im2col_elems = 0;       // im2col matrix elements its Convs write (× DeviceSpec::im2col_elem_ns)
   double gemm_pack_elems = 0;    // elements its gemm() calls pack (× DeviceSpec::gemm_pack_elem_ns)
+  double gemm_microkernels = 0;  // micro-kernel runs of its gemm() calls (× DeviceSpec::gemm_microkernel_ns)
+
+  bool operator==(const CostFeatures&) const = default;
 };
 
 /// The features of `grp` as cost(g, grp, d) sees them (spill and occupancy

@@ -326,6 +326,10 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // d.gemm_pack_elem_ns = 0 leaves it out).
   c.gemm_pack_elems = f.gemm_pack_elems;
   c.t_pack_us = f.gemm_pack_elems * d.gemm_pack_elem_ns * kUsPerNs;
+  // And the fixed part of each micro-kernel run (CPU backend;
+  // d.gemm_microkernel_ns = 0 leaves it out).
+  c.gemm_microkernels = f.gemm_microkernels;
+  c.t_microkernel_us = f.gemm_microkernels * d.gemm_microkernel_ns * kUsPerNs;
   // First touch of the source tensors read (latency outside the roofline,
   // like launch; d.source_read_us = 0 leaves it out).
   for (NodeId n : inputs) c.sources_read += g.op_class(n) == OpClass::source;
@@ -338,7 +342,8 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // d.im2col_elem_ns = 0 leaves it out).
   c.im2col_elems = f.im2col_elems;
   c.t_im2col_us = f.im2col_elems * d.im2col_elem_ns * kUsPerNs;
-  double fixed_us = c.launch_us + c.t_calls_us + c.t_pack_us + c.t_sources_us + c.t_store_stall_us + c.t_im2col_us;
+  double fixed_us =
+      c.launch_us + c.t_calls_us + c.t_pack_us + c.t_microkernel_us + c.t_sources_us + c.t_store_stall_us + c.t_im2col_us;
   c.predicted_us = body + fixed_us;
   // A device figure far out of range (spill_penalty 1e308, a bandwidth of
   // 1e-300 GB/s) overflows the time: refuse it here, since an infinite or
@@ -349,8 +354,8 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
                 fixed_text(c.t_compute_us, 2) + " us): a device figure is out of range");
   // The bound names the largest part: the per-kernel and per-call latencies
   // ("launch"), or the roofline body, where the serial im2col and packing
-  // passes count as compute (they are instructions, not waits).
-  double serial_us = c.t_im2col_us + c.t_pack_us, compute_us = c.t_compute_us + serial_us;
+  // passes and micro-kernel runs count as compute (instructions, not waits).
+  double serial_us = c.t_im2col_us + c.t_pack_us + c.t_microkernel_us, compute_us = c.t_compute_us + serial_us;
   double overhead_us = fixed_us - serial_us;
   c.bound = overhead_us > std::max(c.t_mem_us, compute_us) ? "launch" : (c.t_mem_us >= compute_us ? "memory" : "compute");
 
@@ -417,6 +422,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   if (c.t_pack_us > 0)
     o << "gemm_pack = " << fixed(c.gemm_pack_elems) << " elements × " << fixed(d.gemm_pack_elem_ns, 3) << " ns = "
       << fixed(c.t_pack_us, 3) << " us\n";
+  if (c.t_microkernel_us > 0)
+    o << "gemm_microkernel = " << fixed(c.gemm_microkernels) << " runs × " << fixed(d.gemm_microkernel_ns, 3) << " ns = "
+      << fixed(c.t_microkernel_us, 3) << " us\n";
   if (c.t_sources_us > 0)
     o << "sources_read = " << fixed(c.sources_read) << " × " << fixed(d.source_read_us, 3) << " us = "
       << fixed(c.t_sources_us, 3) << " us\n";

@@ -31,9 +31,11 @@ struct GroupCost {
   double t_im2col_us = 0;       // im2col_elems × DeviceSpec::im2col_elem_ns, µs
   double gemm_pack_elems = 0;   // elements its gemm() calls pack into panels (CPU backend)
   double t_pack_us = 0;         // gemm_pack_elems × DeviceSpec::gemm_pack_elem_ns, µs
-  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_pack + t_sources + t_store_stall
-                                // + t_im2col, µs
-  std::string bound;            // "memory", "compute" (with t_im2col, t_pack) or "launch" (launch, calls, sources, stall)
+  double gemm_microkernels = 0; // micro-kernel runs of its gemm() calls (CPU backend)
+  double t_microkernel_us = 0;  // gemm_microkernels × DeviceSpec::gemm_microkernel_ns, µs
+  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_pack + t_microkernel + t_sources
+                                // + t_store_stall + t_im2col, µs
+  std::string bound;            // "memory", "compute" (with t_im2col, t_pack, t_microkernel) or "launch" (launch, calls, sources, stall)
   std::string breakdown;        // one human-readable line per term (filled only when asked)
   // Registers/spills: the analytic estimate, and a backend's measurement
   // (ResourceOracle) when one was taken. regs_per_thread, spill_bytes and

@@ -113,6 +113,7 @@ struct GroupFlops {
   double pool_steps = 0;      // window elements of MaxPool/AveragePool (output × kernel window) × times computed
   double im2col_elems = 0;    // elements of the im2col matrices the group's Convs write × times computed
   double gemm_pack_elems = 0; // elements the gemm() calls copy into packed panels (gemm_pack_elems)
+  double gemm_microkernels = 0;  // micro-kernel runs of the gemm() calls (gemm_microkernel_runs)
   PooledVector<double> times;  // per position in GroupView::order: times computed
   double total() const { return contraction + other; }
 };
@@ -135,6 +136,12 @@ double gemm_call_k(const Graph& g, NodeId n);
 /// 0 when a tile size is 0 (a device without the CPU backend's micro-tile).
 /// E.g. m 1, n 10, k 256 on 6 × 16: 256 · (1 · 16 + 1 · 6) = 5632.
 double gemm_pack_elems(double m, double n, double k, int tm, int tn);
+/// Micro-kernel runs of one gemm() call of m × n × k on tm × tn micro-tiles
+/// (emit/cpu/runtime.h gemm: one run per micro-tile of C per K block of
+/// kGemmKC = 256): ceil(m/tm) · ceil(n/tn) · ceil(k/256) (the 16·tm × 24·tn
+/// blocks of C hold whole micro-tiles). 0 when a tile size is 0.
+/// E.g. m 128, n 2, k 2 on 6 × 16: 22 · 1 · 1 = 22.
+double gemm_microkernel_runs(double m, double n, double k, int tm, int tn);
 /// Elements of the im2col matrix the CPU backend's conv writes before its
 /// GEMM (emit/cpu/runtime.h conv_epilogue): N·C·(kernel volume)·(output
 /// pixels) for a Conv, 0 for a 1×1, stride-1, unpadded Conv (the GEMM reads

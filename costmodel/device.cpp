@@ -118,6 +118,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "pool_step_ns", d.pool_step_ns, false, ctx);  // absent: 0 (no pooling-window term)
   get_number(j, "im2col_elem_ns", d.im2col_elem_ns, false, ctx);  // absent: 0 (no im2col term)
   get_number(j, "gemm_pack_elem_ns", d.gemm_pack_elem_ns, false, ctx);  // absent: 0 (no packing term)
+  get_number(j, "gemm_microkernel_ns", d.gemm_microkernel_ns, false, ctx);  // absent: 0 (no per-run term)
   get_number(j, "select_step_ns", d.select_step_ns, false, ctx);  // absent: 0 (no max/min-chain term)
   get_number(j, "spill_penalty", d.spill_penalty, false, ctx);
   get_number(j, "min_occupancy_for_full_bw", d.min_occupancy_for_full_bw, false, ctx);
@@ -179,6 +180,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   if (d.pool_step_ns < 0) throw Error(ctx + ": field 'pool_step_ns' must be >= 0");
   if (!(d.im2col_elem_ns >= 0)) throw Error(ctx + ": field 'im2col_elem_ns' must be >= 0");
   if (!(d.gemm_pack_elem_ns >= 0)) throw Error(ctx + ": field 'gemm_pack_elem_ns' must be >= 0");
+  if (!(d.gemm_microkernel_ns >= 0)) throw Error(ctx + ": field 'gemm_microkernel_ns' must be >= 0");
   if (d.select_step_ns < 0) throw Error(ctx + ": field 'select_step_ns' must be >= 0");
   if (d.threads_per_block <= 0) throw Error(ctx + ": field 'threads_per_block' must be positive");
   if (d.elems_per_thread <= 0) throw Error(ctx + ": field 'elems_per_thread' must be positive");
@@ -211,7 +213,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
                         {"reduce_step_ns", d.reduce_step_ns}, {"pool_step_ns", d.pool_step_ns},
                         {"select_step_ns", d.select_step_ns}, {"store_buffer_bytes", d.store_buffer_bytes},
                         {"store_stall_us", d.store_stall_us}, {"im2col_elem_ns", d.im2col_elem_ns},
-                        {"gemm_pack_elem_ns", d.gemm_pack_elem_ns}})
+                        {"gemm_pack_elem_ns", d.gemm_pack_elem_ns}, {"gemm_microkernel_ns", d.gemm_microkernel_ns}})
     at_most(key, v, 1e9);
   at_most("spill_penalty", d.spill_penalty, 1e6);
   at_least("dram_bw_GBps", d.dram_bw_GBps, 1e-6);
@@ -333,6 +335,7 @@ std::string device_to_json(const DeviceSpec& d) {
   j["pool_step_ns"] = d.pool_step_ns;
   j["im2col_elem_ns"] = d.im2col_elem_ns;
   j["gemm_pack_elem_ns"] = d.gemm_pack_elem_ns;
+  j["gemm_microkernel_ns"] = d.gemm_microkernel_ns;
   j["spill_penalty"] = d.spill_penalty;
   j["min_occupancy_for_full_bw"] = d.min_occupancy_for_full_bw;
   j["calibrated"] = d.calibrated;

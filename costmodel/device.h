@@ -138,6 +138,14 @@ struct DeviceSpec {
   // packed. Default 0 (no such term); fitted by calibration on CPU devices
   // (docs/calibration.md).
   double gemm_pack_elem_ns = 0;
+  // Fixed cost of one micro-kernel run of the CPU runtime's gemm() (one
+  // tm × tn tile of C over one K block: zeroing or loading the accumulators,
+  // storing them, edge-tile copies), ns per run, on top of its FLOPs. Small
+  // next to a K block of 256 steps, so calibration on large GEMMs cannot see
+  // it; `fuseplan probe` measures it (the slope of gemm(M, 16, K) over M,
+  // extrapolated to K = 0) and calibration holds it at that value by
+  // default. Default 0 (no such term).
+  double gemm_microkernel_ns = 0;
   double spill_penalty = 1.0;     // multiplier on spill (local-memory) traffic
   double min_occupancy_for_full_bw = 0.5;  // below this occupancy bandwidth drops linearly
 

@@ -177,6 +177,12 @@ double costmodel_detail::gemm_pack_elems(double m, double n, double k, int tm, i
   return k * (row_blocks * std::ceil(n / tn) * tn + col_blocks * std::ceil(m / tm) * tm);
 }
 
+double costmodel_detail::gemm_microkernel_runs(double m, double n, double k, int tm, int tn) {
+  if (tm <= 0 || tn <= 0 || !(m > 0) || !(n > 0) || !(k > 0)) return 0;
+  constexpr double kKC = 256;  // runtime.h kGemmKC
+  return std::ceil(m / tm) * std::ceil(n / tn) * std::ceil(k / kKC);
+}
+
 double costmodel_detail::im2col_elems(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (p.op != "Conv" || !p.out.known || p.out.rank() < 3) return 0;
@@ -390,6 +396,7 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n) {
       // gemm() calls: all of gemm_calls but the matmul()/conv() entry.
       double gemms = std::max(0.0, nf.gemm_calls - 1);
       out.gemm_pack_elems += gemms * gemm_pack_elems(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
+      out.gemm_microkernels += gemms * gemm_microkernel_runs(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
     } else if (f > 0 && nf.transcendental) {
       out.transcendental += f;
     }

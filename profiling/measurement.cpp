@@ -156,6 +156,7 @@ std::string record_to_json(const MeasurementRecord& r) {
                     {"sources_read", f.sources_read},
                     {"im2col_elems", f.im2col_elems},
                     {"gemm_pack_elems", f.gemm_pack_elems},
+                    {"gemm_microkernels", f.gemm_microkernels},
                     {"level", r.level},
                     {"t_mem_us", r.t_mem_us},
                     {"t_compute_us", r.t_compute_us},
@@ -225,9 +226,11 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.pool_steps = get_or<double>(p, "pool_steps", 0, pc);
   // And sources_read: 0 (no first-touch term); refeature re-derives it.
   r.features.sources_read = get_or<double>(p, "sources_read", 0, pc);
-  // And im2col_elems, gemm_pack_elems: 0 (no im2col or packing term); refeature re-derives them.
+  // And im2col_elems, gemm_pack_elems, gemm_microkernels: 0 (no im2col, packing or per-run term);
+  // refeature re-derives them.
   r.features.im2col_elems = get_or<double>(p, "im2col_elems", 0, pc);
   r.features.gemm_pack_elems = get_or<double>(p, "gemm_pack_elems", 0, pc);
+  r.features.gemm_microkernels = get_or<double>(p, "gemm_microkernels", 0, pc);
   r.level = get_or<std::string>(p, "level", "", pc);
   r.t_mem_us = get_or<double>(p, "t_mem_us", 0, pc);
   r.t_compute_us = get_or<double>(p, "t_compute_us", 0, pc);
@@ -243,7 +246,7 @@ MeasurementRecord record_from_json(const std::string& line) {
                         {"flops_transcendental", f.flops_transcendental}, {"reduction_steps", f.reduction_steps},
                         {"select_steps", f.select_steps}, {"pool_steps", f.pool_steps},
                         {"sources_read", f.sources_read}, {"im2col_elems", f.im2col_elems},
-                        {"gemm_pack_elems", f.gemm_pack_elems}})
+                        {"gemm_pack_elems", f.gemm_pack_elems}, {"gemm_microkernels", f.gemm_microkernels}})
     if (!(v >= 0) || !std::isfinite(v))
       throw Error(pc + ": field '" + key + "' must be a number >= 0, got " + nlohmann::json(v).dump());
   if (!(f.occupancy > 0 && f.occupancy <= 1))

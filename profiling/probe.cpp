@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "graph/graph.h"
+#include "profiling/probe_gemm.h"
 #include "profiling/cpu_profiler.h"
 
 namespace fuseplan {
@@ -656,6 +657,18 @@ ProbeResult run_probe(std::ostream* log) {
   fitted_later("reduce_step_ns", "serial-reduction", "ns per reduced element of an emitted sum/mean/prod reduce loop");
   fitted_later("gemm_pack_elem_ns", "panel-packing", "ns per element emit/cpu/runtime.h gemm() packs into its panels");
   fitted_later("im2col_elem_ns", "im2col", "ns per im2col matrix element of emit/cpu/runtime.h conv (before its GEMM)");
+  // The micro-kernel's fixed cost per run: a few percent of a 256-step K
+  // block, so calibration cannot fit it; measured here and held.
+  try {
+    std::string note;
+    d.gemm_microkernel_ns = gemm_microkernel_ns(note);
+    d.sources["gemm_microkernel_ns"] = note + ", " + measured + " (calibration holds it)";
+    say("gemm() micro-kernel: " + fmt(d.gemm_microkernel_ns, 3) + " ns per run (" + note + ")");
+  } catch (const Error& e) {
+    d.gemm_microkernel_ns = 0;
+    d.sources["gemm_microkernel_ns"] = std::string("0: not measured (") + e.what() + ")";
+    say(std::string("gemm() micro-kernel not measured, term left at 0: ") + e.what());
+  }
 
   // CPU analogues of the GPU resource fields.
   const std::size_t l1 = h.caches.empty() ? 32768 : h.caches.front().bytes;

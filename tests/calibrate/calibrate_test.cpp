@@ -59,6 +59,7 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
   std::mt19937_64 rng_r(seed + 2);  // likewise for the per-step terms
   std::mt19937_64 rng_s(seed + 3);  // and for the source tensors read
   std::mt19937_64 rng_c(seed + 4);  // and for im2col and packing
+  std::mt19937_64 rng_k(seed + 5);  // and for the micro-kernel runs
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> eps(0, noise);
@@ -83,6 +84,9 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
         // Every contraction packs its panels; one in three is a conv that
         // writes an im2col matrix first (elements per FLOP as in the models).
         if (cpu_terms) f.gemm_pack_elems = f.flops_contraction * (0.002 + 0.02 * u(rng_c));
+        // A micro-kernel run per 6 x 16 tile of C per K block: a run per
+        // 192 · K FLOPs, K from 2 (attention over 2-wide heads) to 256.
+        if (cpu_terms) f.gemm_microkernels = std::round(f.flops_contraction / (192 * 2 * std::pow(128.0, u(rng_k))));
         if (cpu_terms && (i / 7) % 3 == 0) f.im2col_elems = f.flops_contraction * (0.005 + 0.03 * u(rng_c));
         break;
       case 5:  // elementwise / transcendental-heavy
@@ -125,6 +129,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "store_stall_us") return t.store_stall_us;
   if (name == "im2col_elem_ns") return t.im2col_elem_ns;
   if (name == "gemm_pack_elem_ns") return t.gemm_pack_elem_ns;
+  if (name == "gemm_microkernel_ns") return t.gemm_microkernel_ns;
   for (const auto& c : t.caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -138,9 +143,9 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 16u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
+  ASSERT_EQ(r.parameters.size(), 17u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
                                         // other, transcendental, reduce_step, select_step, pool_step, im2col,
-                                        // gemm_pack
+                                        // gemm_pack, gemm_microkernel (held: the probe measures it)
   EXPECT_EQ(prior.gemm_call_us, 0);
   EXPECT_EQ(prior.source_read_us, 0);
   EXPECT_EQ(prior.e_transcendental, 0);
@@ -151,6 +156,12 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   EXPECT_EQ(prior.gemm_pack_elem_ns, 0);
   for (const auto& p : r.parameters) {
     SCOPED_TRACE(p.name);
+    if (p.name == "gemm_microkernel_ns") {
+      EXPECT_TRUE(p.held);
+      EXPECT_EQ(p.value, 0);
+      EXPECT_EQ(p.note, "held at prior: measured by fuseplan probe, not fitted");
+      continue;
+    }
     EXPECT_FALSE(p.held) << p.note;
     double want = truth_value(truth, p.name);
     double tol = p.name == "caches[L1].bw_GBps" || p.name == "spill_penalty" ? 0.20 : 0.10;
@@ -179,7 +190,7 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   truth.store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 18u);
+  ASSERT_EQ(r.parameters.size(), 19u);
   auto param = [&](const char* name) {
     return std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
   };
@@ -202,6 +213,38 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
     double want = predict_us(samples[i].features, truth);
     EXPECT_NEAR(predict_us(samples[i].features, r.device), want, 0.1 * want) << samples[i].tag;
   }
+}
+
+// gemm_microkernel_ns is measured by the probe, never fitted: calibrate
+// holds it at the prior's value, says so, and fits the rest around it. With
+// the true 45 ns per run in the prior, every fitted parameter is recovered
+// as in RecoversKnownParameters...; a prior of 0 ns (no probe measurement)
+// stays 0, and the fit is worse for it.
+TEST(Calibrate, HoldsTheProbedMicroKernelCostAndFitsTheRestAroundIt) {
+  DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
+  truth.gemm_microkernel_ns = prior.gemm_microkernel_ns = 45;
+  auto samples = synthetic(truth, 280, 0.05, 7, true);
+  CalibrationResult r = calibrate(prior, samples);
+  for (const auto& p : r.parameters) {
+    SCOPED_TRACE(p.name);
+    double want = truth_value(truth, p.name);
+    if (p.name == "gemm_microkernel_ns") {
+      EXPECT_TRUE(p.held);
+      EXPECT_EQ(p.value, 45);
+      EXPECT_EQ(p.note, "held at prior: measured by fuseplan probe, not fitted");
+      continue;
+    }
+    EXPECT_FALSE(p.held) << p.note;
+    double tol = p.name == "caches[L1].bw_GBps" || p.name == "spill_penalty" ? 0.20 : 0.10;
+    EXPECT_NEAR(p.value, want, tol * want);
+  }
+  EXPECT_EQ(r.device.gemm_microkernel_ns, 45);
+  // Without the measurement the term stays out, whatever the data say, and
+  // the other terms fit the runs' time worse.
+  prior.gemm_microkernel_ns = 0;
+  CalibrationResult r0 = calibrate(prior, samples);
+  EXPECT_EQ(r0.device.gemm_microkernel_ns, 0);
+  EXPECT_GT(r0.rms_relative_residual, r.rms_relative_residual);
 }
 
 TEST(Calibrate, NoiselessMeasurementsAreFitExactly) {

@@ -42,7 +42,7 @@ MeasurementRecord sample_record() {
   r.device = "host-cpu";
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
-  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3, 19600, 5632};
+  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3, 19600, 5632, 22};
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -77,6 +77,8 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.sources_read, 3);
   EXPECT_EQ(b.features.im2col_elems, 19600);
   EXPECT_EQ(b.features.gemm_pack_elems, 5632);
+  EXPECT_EQ(b.features.gemm_microkernels, 22);
+  EXPECT_EQ(b.features, a.features);
   EXPECT_EQ(b.cycles, -1);  // not measured stays absent
   EXPECT_EQ(b.llc_misses, 100);
   EXPECT_TRUE(b.flushed);
@@ -95,10 +97,10 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
   ASSERT_NE(pt, std::string::npos) << old;
   old.erase(pt, old.find(',', pt + 1) - pt);
   EXPECT_EQ(record_from_json(old).features.flops_transcendental, 0);
-  // And before reduction_steps / select_steps / pool_steps / sources_read / im2col_elems / gemm_pack_elems: 0
-  // (no such terms).
+  // And before reduction_steps / select_steps / pool_steps / sources_read / im2col_elems / gemm_pack_elems /
+  // gemm_microkernels: 0 (no such terms).
   for (const char* k : {",\"reduction_steps\":", ",\"select_steps\":", ",\"pool_steps\":", ",\"sources_read\":",
-                        ",\"im2col_elems\":", ",\"gemm_pack_elems\":"}) {
+                        ",\"im2col_elems\":", ",\"gemm_pack_elems\":", ",\"gemm_microkernels\":"}) {
     const auto pk = old.find(k);
     ASSERT_NE(pk, std::string::npos) << old;
     old.erase(pk, old.find(',', pk + 1) - pk);
@@ -109,6 +111,7 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
   EXPECT_EQ(record_from_json(old).features.sources_read, 0);
   EXPECT_EQ(record_from_json(old).features.im2col_elems, 0);
   EXPECT_EQ(record_from_json(old).features.gemm_pack_elems, 0);
+  EXPECT_EQ(record_from_json(old).features.gemm_microkernels, 0);
   // Regression: a number beyond double was an internal error (exit 3).
   std::string huge = line;
   const auto pf = huge.find("\"flops_other\":");

@@ -220,6 +220,8 @@ TEST(CliDevice, AFigureFarOutOfRangeIsRefusedNotAHang) {
   expect_refused(search("stall.json", R"("store_stall_us": 1e300)"), "field 'store_stall_us' must be at most");
   expect_refused(search("im2col.json", R"("im2col_elem_ns": 1e300)"), "field 'im2col_elem_ns' must be at most");
   expect_refused(search("pack.json", R"("gemm_pack_elem_ns": -1)"), "field 'gemm_pack_elem_ns' must be >= 0");
+  expect_refused(search("kernel.json", R"("gemm_microkernel_ns": -1)"), "field 'gemm_microkernel_ns' must be >= 0");
+  expect_refused(search("kernel2.json", R"("gemm_microkernel_ns": 1e300)"), "field 'gemm_microkernel_ns' must be at most");
   expect_refused(search("tile.json", R"("gemm_tile_n": -16)"), "field 'gemm_tile_n' must be from 0 (no padding) to 4096, got -16");
   expect_refused(search("emem.json", R"("e_mem": 1e-300)"), "field 'e_mem' must be at least");
   expect_refused(search("sm.json", R"("sm_count": 10000000000)"),

@@ -477,6 +477,37 @@ TEST(CostCpu, GemmPackElementsOfAGemvAndABatchedMatMul) {
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 0);
 }
 
+// gemm_microkernels: per gemm() call, one micro-kernel run per 6 × 16 tile of
+// C per K block of 256: ceil(M/6) · ceil(N/16) · ceil(K/256). Hand-computed
+// for distilbert_tiny's 128 × 2 × 2 GEMM (22 runs), a GEMV with K = 600
+// (1 · 1 · 3 runs) and a 2-head batched MatMul (per head 22 · 25 · 1).
+TEST(CostCpu, GemmMicrokernelRunsOfSmallAndBatchedGemms) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {128, 2});
+  NodeId w = b.weight("w", {2, 2});
+  NodeId t = b.op("t", "MatMul", OpClass::contraction, {128, 2}, {x, w});  // 22 · 1 · 1
+  NodeId v = b.input("v", {1, 600});
+  NodeId wv = b.weight("wv", {600, 10});
+  NodeId gv = b.op("gv", "MatMul", OpClass::contraction, {1, 10}, {v, wv});  // 1 · 1 · 3
+  NodeId q = b.input("q", {2, 128, 64});
+  NodeId k = b.input("k", {2, 64, 400});
+  NodeId s = b.op("s", "MatMul", OpClass::contraction, {2, 128, 400}, {q, k});  // 2 · 22 · 25 · 1 = 1100
+  Graph g = b.finish({t, gv, s});
+  DeviceSpec d = testing::cpu_spec();
+  d.gemm_tile_m = 6;
+  d.gemm_tile_n = 16;
+  EXPECT_EQ(d.gemm_microkernel_ns, 0);  // default: no per-run term
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"t"}), d).gemm_microkernels, 22);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_microkernels, 3);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_microkernels, 1100);
+  // 22 × 45 ns = 0.99 us.
+  expect_fixed_term(g, make_group(g, {"t"}), d, [](DeviceSpec& x) { x.gemm_microkernel_ns = 45; }, 0.99,
+                    "gemm_microkernel = 22 runs × 45.000 ns = 0.990 us");
+  // Without a micro-tile (GPU devices) there are no runs to count.
+  d.gemm_tile_m = d.gemm_tile_n = 0;
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"t"}), d).gemm_microkernels, 0);
+}
+
 // sources_read: the weights, constants and graph inputs a group reads, each
 // once (cold after a flush: DeviceSpec::source_read_us), counted by hand;
 // tensors another group produced are not sources.

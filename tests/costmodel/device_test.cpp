@@ -27,7 +27,8 @@ const char* const kFigures[] = {"arch", "dram_bw_GBps", "l2_bytes", "sm_count", 
                                 "max_threads_per_sm", "threads_per_block", "elems_per_thread", "launch_us",
                                 "graph_launch_us", "gemm_call_us", "source_read_us", "write_allocate_bw_GBps",
                                 "store_buffer_bytes", "store_stall_us", "gemm_tile_m", "gemm_tile_n", "e_mem", "e_transcendental", "reduce_step_ns",
-                                "select_step_ns", "pool_step_ns", "im2col_elem_ns", "gemm_pack_elem_ns", "e_cmp", "e_contraction", "spill_penalty",
+                                "select_step_ns", "pool_step_ns", "im2col_elem_ns", "gemm_pack_elem_ns", "gemm_microkernel_ns", "e_cmp", "e_contraction",
+                                "spill_penalty",
                                 "min_occupancy_for_full_bw", "clock_GHz"};
 
 fs::path temp_file(const std::string& name, const std::string& text) {
