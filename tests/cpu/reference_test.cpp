@@ -111,6 +111,29 @@ TEST(Reference, MaxAndAveragePool2x2) {
   expect_near(values(v[gp]), {7.5});
 }
 
+// fprt::max_/min_ (branch-free since the eleventh session) keep the ONNX
+// semantics: a NaN anywhere in a window wins, first or later; of two equal
+// zeros the running one is kept, so the window's first zero's sign survives.
+TEST(Reference, MaxPoolPropagatesNanAndKeepsTheFirstOfEqualZeros) {
+  Builder b;
+  const float nan = std::nanf("");
+  // Windows (row-major 2x2 blocks of the 4x4 input): {nan, 1, 2, 3},
+  // {1, 2, nan, 0}, {-0, 0, -1, -2}, {0, -0, -3, -4}.
+  std::vector<float> in = {nan, 1, 1, 2, 2, 3, nan, 0, -0.0f, 0, 0, -0.0f, -1, -2, -3, -4};
+  auto x = b.weight("x", {1, 1, 4, 4}, in);
+  std::map<std::string, AttrValue> a = {{"kernel_shape", V{2, 2}}, {"strides", V{2, 2}}};
+  auto mp = b.op("mp", "MaxPool", OpClass::reduction, {x}, {1, 1, 2, 2}, a);
+  auto& g = b.done({mp});
+  std::vector<double> v = values(run(g)[mp]);
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_TRUE(std::isnan(v[1]));
+  EXPECT_EQ(v[2], 0);
+  EXPECT_TRUE(std::signbit(v[2]));
+  EXPECT_EQ(v[3], 0);
+  EXPECT_FALSE(std::signbit(v[3]));
+}
+
 TEST(Reference, ResizeNearestUpsample2x) {
   Builder b;
   auto x = b.weight("x", {1, 1, 2, 2}, {1, 2, 3, 4});
