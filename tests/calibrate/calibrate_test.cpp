@@ -135,6 +135,27 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   return t.dram_bw_GBps;
 }
 
+// Every fitted parameter within 10% of the truth (20% for the L1 bandwidth
+// and the spill penalty) and within 4 of its own standard errors; the
+// probe-measured gemm_microkernel_ns held at the prior (= the truth's).
+void expect_recovered(const CalibrationResult& r, const DeviceSpec& truth) {
+  for (const auto& p : r.parameters) {
+    SCOPED_TRACE(p.name);
+    double want = truth_value(truth, p.name);
+    if (p.name == "gemm_microkernel_ns") {
+      EXPECT_TRUE(p.held);
+      EXPECT_EQ(p.value, want);
+      EXPECT_EQ(p.note, "held at prior: measured by fuseplan probe, not fitted");
+      continue;
+    }
+    EXPECT_FALSE(p.held) << p.note;
+    double tol = p.name == "caches[L1].bw_GBps" || p.name == "spill_penalty" ? 0.20 : 0.10;
+    EXPECT_NEAR(p.value, want, tol * want);
+    EXPECT_GT(p.std_error, 0);
+    EXPECT_LT(std::fabs(p.value - want), 4 * p.std_error + 1e-3 * want);
+  }
+}
+
 TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   const DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
   // 5% lognormal noise, 280 groups: every parameter within 4 of its own
@@ -154,21 +175,7 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   EXPECT_EQ(prior.select_step_ns, 0);
   EXPECT_EQ(prior.im2col_elem_ns, 0);
   EXPECT_EQ(prior.gemm_pack_elem_ns, 0);
-  for (const auto& p : r.parameters) {
-    SCOPED_TRACE(p.name);
-    if (p.name == "gemm_microkernel_ns") {
-      EXPECT_TRUE(p.held);
-      EXPECT_EQ(p.value, 0);
-      EXPECT_EQ(p.note, "held at prior: measured by fuseplan probe, not fitted");
-      continue;
-    }
-    EXPECT_FALSE(p.held) << p.note;
-    double want = truth_value(truth, p.name);
-    double tol = p.name == "caches[L1].bw_GBps" || p.name == "spill_penalty" ? 0.20 : 0.10;
-    EXPECT_NEAR(p.value, want, tol * want);
-    EXPECT_GT(p.std_error, 0);
-    EXPECT_LT(std::fabs(p.value - want), 4 * p.std_error + 1e-3 * want);
-  }
+  expect_recovered(r, truth);
   // The calibrated device predicts the true times (the loader's 1.5 cap on
   // efficiencies may move the excess into fp32_TFLOPs; the product is kept).
   for (int i = 0; i < 20; ++i) {
@@ -225,19 +232,7 @@ TEST(Calibrate, HoldsTheProbedMicroKernelCostAndFitsTheRestAroundIt) {
   truth.gemm_microkernel_ns = prior.gemm_microkernel_ns = 45;
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  for (const auto& p : r.parameters) {
-    SCOPED_TRACE(p.name);
-    double want = truth_value(truth, p.name);
-    if (p.name == "gemm_microkernel_ns") {
-      EXPECT_TRUE(p.held);
-      EXPECT_EQ(p.value, 45);
-      EXPECT_EQ(p.note, "held at prior: measured by fuseplan probe, not fitted");
-      continue;
-    }
-    EXPECT_FALSE(p.held) << p.note;
-    double tol = p.name == "caches[L1].bw_GBps" || p.name == "spill_penalty" ? 0.20 : 0.10;
-    EXPECT_NEAR(p.value, want, tol * want);
-  }
+  expect_recovered(r, truth);
   EXPECT_EQ(r.device.gemm_microkernel_ns, 45);
   // Without the measurement the term stays out, whatever the data say, and
   // the other terms fit the runs' time worse.
