@@ -318,10 +318,12 @@ const NodeFacts& node_facts(const Graph& g, NodeId n) {
 
 namespace {
 
-// Anchored values are computed once per element of their own output and kept
-// (registers / shared memory): reductions, contractions, stateful or untraced
-// ops, and anything downstream of them inside the group. Pure values (loads
-// and elementwise math on them) are recomputed wherever a consumer needs them.
+// Stages are computed once per element of their own output and kept (a
+// buffer, kernel scratch, registers): reductions, contractions, stateful or
+// untraced ops, and every materialised node. Every other node is inlined
+// into each stage that uses it and re-evaluated there, as emit/kernel_plan.h
+// plans the kernel: a softmax's exp(x - max) runs in its sum stage and again
+// in its output stage, a layer norm's sqrt(var + eps) once per output element.
 bool is_anchor(OpClass c) {
   return c == OpClass::reduction || c == OpClass::contraction || c == OpClass::scan ||
          c == OpClass::scatter || c == OpClass::opaque;
@@ -357,33 +359,37 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n) {
   const Graph& g = v.g;
   const std::size_t k = v.order.size();
   GroupFlops out;
-  out.times.assign(k, 1.0);
-  PooledVector<char> anchored;
-  anchored.assign(k, 0);
-  for (std::size_t i = 0; i < k; ++i) {
-    NodeId n = v.order[i];
-    anchored[i] = is_anchor(g.op_class(n));
-    for (const InEdge& e : g.in_edges(n)) {
-      if (anchored[i]) break;
-      int p = v.pos(e.src);
-      if (p >= 0 && anchored[p]) anchored[i] = 1;
+  out.times.assign(k, 0.0);
+  PooledVector<char> stage;
+  stage.assign(k, 0);
+  for (std::size_t i = 0; i < k; ++i) stage[i] = is_anchor(g.op_class(v.order[i]));
+  for (NodeId m : v.grp.materialised)
+    if (int p = v.pos(m); p >= 0) stage[p] = 1;
+  // Per stage s, backwards over the nodes it inlines: a pure value is
+  // evaluated as often as its hungriest consumer in that stage needs it
+  // (consumers in one stage share the register); the stages add up.
+  PooledVector<double> in_stage;
+  in_stage.assign(k, 0.0);
+  for (std::size_t s = 0; s < k; ++s) {
+    if (!stage[s]) continue;
+    out.times[s] = 1;
+    std::fill(in_stage.begin(), in_stage.begin() + s, 0.0);
+    in_stage[s] = 1;
+    for (std::size_t r = s; r-- > 0;) {
+      if (stage[r]) continue;
+      NodeId n = v.order[r];
+      double need = 0;
+      for (const OutEdge& e : g.out_edges(n)) {
+        int cp = v.pos(e.dst);
+        if (cp < 0 || static_cast<std::size_t>(cp) > s || in_stage[cp] == 0) continue;
+        need = std::max(need, demand(g, n, e.dst, e.operand, in_stage[cp]));
+      }
+      double n_elems = static_cast<double>(g.numel(n));
+      in_stage[r] = need > 0 ? std::max(1.0, n_elems > 0 ? need / n_elems : 1.0) : 0.0;
+      out.times[r] += in_stage[r];
     }
   }
-  // Backwards: a pure value is computed as often as its hungriest in-group
-  // consumer needs it (consumers at one position share the register).
-  for (std::size_t r = k; r-- > 0;) {
-    NodeId n = v.order[r];
-    if (anchored[r]) continue;
-    double n_elems = static_cast<double>(g.numel(n));
-    double need = 0;
-    for (const OutEdge& e : g.out_edges(n)) {
-      NodeId c = e.dst;
-      int cp = v.pos(c);
-      if (cp < 0) continue;
-      need = std::max(need, demand(g, n, c, e.operand, out.times[cp]));
-    }
-    if (n_elems > 0) out.times[r] = std::max(1.0, need / n_elems);
-  }
+  for (double& t : out.times) t = std::max(t, 1.0);  // a node no stage reads (none in a valid group)
   for (std::size_t i = 0; i < k; ++i) {
     NodeId n = v.order[i];
     const NodeFacts& nf = node_facts(g, n);
