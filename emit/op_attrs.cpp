@@ -113,7 +113,7 @@ struct Entry {
 const std::map<std::string, Entry>& scalar_table() {
   static const std::map<std::string, Entry> t = {
       {"Relu", {"fprt::relu", false, false}},          {"Sigmoid", {"fprt::sigmoid", false, false}},
-      {"Tanh", {"std::tanh", false, false}},           {"Exp", {"std::exp", false, false}},
+      {"Tanh", {"std::tanh", false, false}},           {"Exp", {"fprt::exp_", false, false}},
       {"Log", {"std::log", false, false}},             {"Sqrt", {"std::sqrt", false, false}},
       {"Reciprocal", {"fprt::reciprocal", false, false}}, {"Neg", {"fprt::neg", false, false}},
       {"Abs", {"fprt::abs_", false, false}},           {"Erf", {"std::erf", false, false}},

@@ -59,6 +59,9 @@ FP_D float nearbyint(float x) { return ::rintf(x); } FP_D double nearbyint(doubl
 FP_D float fmod(float a, float b) { return ::fmodf(a, b); } FP_D double fmod(double a, double b) { return ::fmod(a, b); }
 FP_D float pow(float a, float b) { return ::powf(a, b); }   FP_D double pow(double a, double b) { return ::pow(a, b); }
 template <class T> FP_D T relu(T x) { return x < T(0) ? T(0) : x; }
+// The CPU runtime's exp_ steps around glibc's errno-setting underflow path;
+// CUDA's expf has none, so the same name is plain exp here.
+template <class T> FP_D T exp_(T x) { return exp(x); }
 template <class T> FP_D T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
 template <class T> FP_D T reciprocal(T x) { return T(1) / x; }
 template <class T> FP_D T neg(T x) { return -x; }
