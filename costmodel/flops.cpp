@@ -324,7 +324,7 @@ namespace {
 // into each stage that uses it and re-evaluated there, as emit/kernel_plan.h
 // plans the kernel: a softmax's exp(x - max) runs in its sum stage and again
 // in its output stage, a layer norm's sqrt(var + eps) once per output element.
-bool is_anchor(OpClass c) {
+bool is_stage_op(OpClass c) {
   return c == OpClass::reduction || c == OpClass::contraction || c == OpClass::scan ||
          c == OpClass::scatter || c == OpClass::opaque;
 }
@@ -362,7 +362,7 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n) {
   out.times.assign(k, 0.0);
   PooledVector<char> stage;
   stage.assign(k, 0);
-  for (std::size_t i = 0; i < k; ++i) stage[i] = is_anchor(g.op_class(v.order[i]));
+  for (std::size_t i = 0; i < k; ++i) stage[i] = is_stage_op(g.op_class(v.order[i]));
   for (NodeId m : v.grp.materialised)
     if (int p = v.pos(m); p >= 0) stage[p] = 1;
   // Per stage s, backwards over the nodes it inlines: a pure value is
