@@ -36,12 +36,12 @@ void run_accuracy(const AccuracyArgs& a) {
   check_hold(in.prior, a.hold);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   check_dims_known(a.loop_models, a.batch, a.dim_args);
+  std::vector<std::vector<MeasurementRecord>> runs;  // one file is one run
   for (const auto& f : a.files) {
-    auto rs = read_records(f, in.prior.name);
-    in.records.insert(in.records.end(), rs.begin(), rs.end());
+    runs.push_back(read_records(f, in.prior.name));
     in.measurement_files.push_back(f);
   }
-  in.records = dedupe_records(in.records);
+  in.records = merge_runs(runs);
   in.holdout = a.holdout;
   in.calibration.hold = a.hold;
   in.statistic = time_statistic_from_string(a.statistic);
@@ -91,7 +91,10 @@ void run_accuracy(const AccuracyArgs& a) {
 void add_accuracy(CLI::App& app) {
   auto a = std::make_shared<AccuracyArgs>();
   auto* cmd = app.add_subcommand("accuracy", "cost-model accuracy report: predicted vs measured, before/after calibration, held-out split");
-  cmd->add_option("measurements", a->files, "measurement files (JSONL from fuseplan measure)")->required();
+  cmd->add_option("measurements", a->files,
+                  "measurement files (JSONL from fuseplan measure); each file is one run, and a group "
+                  "measured in several runs gets the median over them")
+      ->required();
   cmd->add_option("--device", a->device, "the uncalibrated device (name or JSON path)")->capture_default_str();
   cmd->add_option("--holdout", a->holdout, "model files scored but not fitted (default: every third model)")->delimiter(',');
   cmd->add_option("-o,--output", a->out, "report to write (the plot goes next to it as .svg)")

@@ -24,12 +24,9 @@ struct CalibrateArgs {
 void run_calibrate(const CalibrateArgs& a) {
   const DeviceSpec prior = load_device(a.device);
   check_hold(prior, a.hold);
-  std::vector<MeasurementRecord> all;
-  for (const auto& f : a.files) {
-    auto rs = read_records(f, prior.name);
-    all.insert(all.end(), rs.begin(), rs.end());
-  }
-  all = dedupe_records(all);
+  std::vector<std::vector<MeasurementRecord>> runs;  // one file is one run
+  for (const auto& f : a.files) runs.push_back(read_records(f, prior.name));
+  std::vector<MeasurementRecord> all = merge_runs(runs);
   const TimeStatistic stat = time_statistic_from_string(a.statistic);
   std::vector<CalibrationSample> samples;
   for (const auto& r : all) samples.push_back(to_sample(r, stat));
@@ -56,7 +53,10 @@ void run_calibrate(const CalibrateArgs& a) {
 void add_calibrate(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand("calibrate", "fit a device's cost-model parameters to measurement records");
-  cmd->add_option("measurements", a->files, "measurement files (JSONL from fuseplan measure)")->required();
+  cmd->add_option("measurements", a->files,
+                  "measurement files (JSONL from fuseplan measure); each file is one run, and a group "
+                  "measured in several runs gets the median over them")
+      ->required();
   cmd->add_option("--device", a->device, "the device to calibrate (name or JSON path)")->capture_default_str();
   cmd->add_option("-o,--output", a->out, "calibrated device JSON to write")->required()->check(file_name());
   cmd->add_option("--min-support", a->min_support, "measurements a parameter needs to be fitted (else held at its prior)")

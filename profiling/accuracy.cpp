@@ -39,17 +39,24 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-std::vector<MeasurementRecord> dedupe_records(const std::vector<MeasurementRecord>& records) {
-  std::map<std::pair<std::string, std::string>, std::vector<const MeasurementRecord*>> by;
-  std::vector<std::pair<std::string, std::string>> order;
+namespace {
+// Records of the same (model, group_key), in first-seen order of the keys.
+std::vector<std::vector<const MeasurementRecord*>> by_group(const std::vector<MeasurementRecord>& records) {
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  std::vector<std::vector<const MeasurementRecord*>> groups;
   for (const auto& r : records) {
     auto key = std::make_pair(r.model, r.group_key.empty() ? r.plan_id + "#" + std::to_string(r.group) : r.group_key);
-    if (!by.count(key)) order.push_back(key);
-    by[key].push_back(&r);
+    auto [it, fresh] = index.emplace(key, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(&r);
   }
+  return groups;
+}
+}  // namespace
+
+std::vector<MeasurementRecord> dedupe_records(const std::vector<MeasurementRecord>& records) {
   std::vector<MeasurementRecord> out;
-  for (const auto& key : order) {
-    const auto& v = by[key];
+  for (const auto& v : by_group(records)) {
     MeasurementRecord r = *v.front();
     std::vector<double> meds;
     for (auto* p : v) {
@@ -57,6 +64,25 @@ std::vector<MeasurementRecord> dedupe_records(const std::vector<MeasurementRecor
       if (p->min_us > 0 && (p->min_us < r.min_us || !(r.min_us > 0))) r.min_us = p->min_us;
     }
     r.median_us = median(meds);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<MeasurementRecord> merge_runs(const std::vector<std::vector<MeasurementRecord>>& runs) {
+  std::vector<MeasurementRecord> all;
+  for (const auto& run : runs)
+    for (auto& r : dedupe_records(run)) all.push_back(std::move(r));
+  std::vector<MeasurementRecord> out;
+  for (const auto& v : by_group(all)) {
+    MeasurementRecord r = *v.front();
+    std::vector<double> meds, mins;
+    for (auto* p : v) {
+      meds.push_back(p->median_us);
+      if (p->min_us > 0) mins.push_back(p->min_us);
+    }
+    r.median_us = median(meds);
+    r.min_us = median(mins);
     out.push_back(std::move(r));
   }
   return out;

@@ -17,6 +17,12 @@ namespace fuseplan {
 /// plans becomes one sample with the median of their medians and the
 /// minimum of their minima.
 std::vector<MeasurementRecord> dedupe_records(const std::vector<MeasurementRecord>& records);
+/// Several runs of the same models (runs[i]: the records of one run, e.g.
+/// one measurement file): each run deduplicated as above, then one record
+/// per (model, group_key) whose median_us and min_us are the medians over the
+/// runs that measured it (a run caught in an odd machine state moves no
+/// group on its own once there are three runs). Keeps first-seen order.
+std::vector<MeasurementRecord> merge_runs(const std::vector<std::vector<MeasurementRecord>>& runs);
 
 struct Score {
   int n = 0;

@@ -168,6 +168,31 @@ TEST(Records, SameGroupInTwoPlansIsOneSample) {
   EXPECT_DOUBLE_EQ(dedupe_records({a, b, c})[0].min_us, 5);  // minimum of the minima
 }
 
+TEST(Records, RunsMergeByTheMedianOfTheirPerRunValues) {
+  // Run 1: the group in two plans (min 6 and 5, medians 7.25 and 9.25), so
+  // its run-1 values are min 5 and median 8.25; runs 2 and 3 measure it once.
+  MeasurementRecord a = sample_record(), b = sample_record(), other = sample_record();
+  b.strategy = "unfused";
+  b.min_us = 5;
+  b.median_us = 9.25;
+  other.group_key = "other";
+  other.min_us = 3;
+  MeasurementRecord run2 = sample_record(), run3 = sample_record();
+  run2.min_us = 10;
+  run2.median_us = 12;
+  run3.min_us = 4;
+  run3.median_us = 7;
+  auto m = merge_runs({{a, b, other}, {run2}, {run3}});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_DOUBLE_EQ(m[0].min_us, 5);        // median of 5, 10, 4: the low run 3 moves nothing
+  EXPECT_DOUBLE_EQ(m[0].median_us, 8.25);  // median of 8.25, 12, 7
+  EXPECT_DOUBLE_EQ(m[1].min_us, 3);        // measured in one run only
+  auto two = merge_runs({{a, b}, {run2}});
+  EXPECT_DOUBLE_EQ(two[0].min_us, 7.5);    // two runs: their mean
+  // One run is dedupe_records.
+  EXPECT_DOUBLE_EQ(merge_runs({{a, b, other}})[0].min_us, 5);
+}
+
 TEST(Accuracy, ReportScoresTheHeldOutModelAndListsEveryGroup) {
   // Memory-bound groups at the L1 level, measured on a "true" device whose
   // L1 is half as fast as the prior's: fitting a.onnx recovers it, so b.onnx
