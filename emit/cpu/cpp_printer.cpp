@@ -56,7 +56,13 @@ class KernelPrinter : public InlineExprPrinter {
            (s.global ? " -> buffer" : " -> scratch"));
     line("extern \"C\" void " + kp_.fn_name + "(void** b) {");
     ++ind_;
-    for (NodeId n : kp_.loads) line("const " + ty(n) + "* __restrict t" + id(n) + " = (const " + ty(n) + "*)b[" + id(n) + "];");
+    // A bool buffer is read through uint8_t (same bytes, 0 or 1): GCC 12
+    // vectorizes no loop that loads `bool` ("no vectype"), so a Where on an
+    // attention mask ran scalar.
+    for (NodeId n : kp_.loads) {
+      const std::string lt = g_.node(n).out.dtype == DType::boolean ? "uint8_t" : ty(n);
+      line("const " + lt + "* __restrict t" + id(n) + " = (const " + lt + "*)b[" + id(n) + "];");
+    }
     for (NodeId n : kp_.stores) line(ty(n) + "* __restrict t" + id(n) + " = (" + ty(n) + "*)b[" + id(n) + "];");
     if (kp_.row_dims > 0) print_rows();
     else print_flat();
