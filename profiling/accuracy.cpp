@@ -37,9 +37,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
-}  // namespace
-
-namespace {
 // Records of the same (model, group_key), in first-seen order of the keys.
 std::vector<std::vector<const MeasurementRecord*>> by_group(const std::vector<MeasurementRecord>& records) {
   std::map<std::pair<std::string, std::string>, std::size_t> index;
