@@ -56,9 +56,9 @@ class KernelPrinter : public InlineExprPrinter {
            (s.global ? " -> buffer" : " -> scratch"));
     line("extern \"C\" void " + kp_.fn_name + "(void** b) {");
     ++ind_;
-    // A bool buffer is read through uint8_t (same bytes, 0 or 1): GCC 12
-    // vectorizes no loop that loads `bool` ("no vectype"), so a Where on an
-    // attention mask ran scalar.
+    // A bool buffer is read through uint8_t (same bytes, 0 or 1): GCC 12 left
+    // the OpenMP-collapsed loop nests that load `bool` scalar ("no vectype"),
+    // so a Where on an attention mask ran scalar.
     for (NodeId n : kp_.loads) {
       const std::string lt = g_.node(n).out.dtype == DType::boolean ? "uint8_t" : ty(n);
       line("const " + lt + "* __restrict t" + id(n) + " = (const " + lt + "*)b[" + id(n) + "];");
