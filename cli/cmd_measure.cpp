@@ -93,6 +93,11 @@ void add_measure(CLI::App& app) {
   cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")
       ->capture_default_str()
       ->check(integer_in(1, 1000000));
+  cmd->add_option("--min-time", a->opts.min_time_s,
+                  "CPU: keep repeating past --repeat until the timed repetitions of a plan have taken this many "
+                  "seconds (samples a shared host's speed states; 0 = exactly --repeat)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--warmup", a->opts.warmup, "untimed runs first")->capture_default_str()->check(integer_in(0, 1000000));
   cmd->add_option("--flush", a->flush, "cache flush between repetitions: auto, always, never")->capture_default_str();
   cmd->add_option("--threads", a->opts.threads, "CPU: OpenMP threads (0 = default)")

@@ -78,6 +78,7 @@ ProfileResult CpuProfiler::profile(const Graph& g, const Plan& plan, const Devic
   RunOptions ro;
   ro.warmup = std::max(o.warmup, 1);
   ro.repeat = std::max(o.repeat, 1);
+  ro.min_time_s = o.min_time_s;
   ro.threads = o.threads;
   if (flush) {
     ro.before_repetition = [&scratch, &d](int r, std::span<const std::span<const std::byte>> buffers) {

@@ -159,9 +159,15 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
   std::vector<std::span<const std::byte>> buffers;
   for (std::size_t n = 0; n < sizes.size(); ++n)
     if (arena.has(n)) buffers.emplace_back(arena.at(n));
-  int reps = std::max(opts.repeat, 1);
+  const int reps = std::max(opts.repeat, 1);
   std::vector<std::vector<double>> times(fns.size());
-  for (int r = 0; r < reps; ++r) {
+  const auto start = std::chrono::steady_clock::now();
+  auto more = [&](int r) {
+    if (r < reps) return true;
+    if (opts.min_time_s <= 0 || r >= RunOptions::kMaxRepeat) return false;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < opts.min_time_s;
+  };
+  for (int r = 0; more(r); ++r) {
     if (opts.before_repetition) opts.before_repetition(r, buffers);
     for (std::size_t i = 0; i < fns.size(); ++i) {
       check();

@@ -24,6 +24,7 @@ FlushPolicy flush_policy_from_string(const std::string& s);  // "auto" | "always
 struct ProfileOptions {
   int warmup = 2;        // untimed runs of the whole plan first
   int repeat = 11;       // timed repetitions (median per group)
+  double min_time_s = 0; // CPU: repeat past `repeat` until this much wall time (RunOptions::min_time_s)
   FlushPolicy flush = FlushPolicy::automatic;
   bool counters = true;  // hardware counters when the OS / driver permits
   int threads = 0;       // CPU: OpenMP threads (0 = default)

@@ -2,6 +2,7 @@
 // plan; the CUPTI profiler compiles and skips cleanly without a device.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <span>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "graph/import.h"
 #include "profiling/accuracy.h"
 #include "profiling/cpu_profiler.h"
+#include "profiling/cpu_run.h"
 #include "profiling/cupti_profiler.h"
 #include "profiling/measurement.h"
 #include "search/strategy.h"
@@ -274,6 +276,34 @@ TEST(CpuProfiler, MeasuresEveryGroupWithStatisticsAndRecords) {
     EXPECT_EQ(recs[i].plan_id, plan_id(g, plan));
   }
   for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
+}
+
+TEST(CpuProfiler, MinTimeRepeatsPastRepeatUntilTheTimeIsSpentAndNoFurtherThanTheCap) {
+  Graph g = bias_relu();
+  DeviceSpec d = load_device("host-cpu");
+  Plan plan = search(g, d, "unfused");
+  ProfileOptions o;
+  o.repeat = 3;
+  o.warmup = 1;
+  o.flush = FlushPolicy::never;
+  o.min_time_s = 0.05;
+  const auto t0 = std::chrono::steady_clock::now();
+  ProfileResult r = CpuProfiler().profile(g, plan, d, o);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.groups.size(), plan.groups.size());
+  const int reps = r.groups.front().repetitions;
+  EXPECT_GT(reps, 3);
+  EXPECT_LE(reps, RunOptions::kMaxRepeat);
+  if (reps < RunOptions::kMaxRepeat) EXPECT_GE(s, 0.05);  // stopped by the time, not by the cap
+  for (const auto& m : r.groups) EXPECT_EQ(m.repetitions, reps);  // every group once per repetition
+
+  o.min_time_s = 3600;  // the cap ends it: 20000 repetitions of two ~µs kernels
+  r = CpuProfiler().profile(g, plan, d, o);
+  for (const auto& m : r.groups) EXPECT_EQ(m.repetitions, RunOptions::kMaxRepeat);
+
+  o.min_time_s = 0;  // exactly --repeat
+  r = CpuProfiler().profile(g, plan, d, o);
+  for (const auto& m : r.groups) EXPECT_EQ(m.repetitions, 3);
 }
 
 TEST(CuptiProfiler, CorrelatesKernelNamesToGroups) {
