@@ -21,11 +21,12 @@ struct RunOptions {
   int warmup = 1;        // untimed runs first (the first also faults pages in)
   // Keep repeating past `repeat` until the timed repetitions (flush hooks
   // included) have taken min_time_s seconds of wall time, at most
-  // kMaxRepeat in all; 0 = exactly `repeat`. On a shared host the speed of a
-  // core changes from one ~100 ms to the next (another tenant's load on its
-  // SMT sibling: docs/calibration.md), so the minimum of a few back-to-back
-  // repetitions of a short plan depends on when they ran; a second of them
-  // samples both states (cf. Google Benchmark's --benchmark_min_time).
+  // kMaxRepeat in all; 0 = exactly `repeat`. On the shared development VM
+  // a core's throughput changes from one second to the next (an expf loop
+  // 3.8 or 5.3 ns an element; docs/calibration.md), so the minimum of a few
+  // back-to-back repetitions of a short plan depends on when they ran; a
+  // second of them samples both states (cf. Google Benchmark's
+  // --benchmark_min_time).
   double min_time_s = 0;
   static constexpr int kMaxRepeat = 20000;  // bounds the samples kept: 8 B per group per repetition
   std::string inputs;    // --inputs: a directory of NAME.npy or NAME=FILE.npy,...; "" = seeded random
