@@ -251,14 +251,20 @@ TEST(CpuProfiler, EvictingLinesKeepsTheData) {
   for (std::size_t i = 0; i < b.size(); ++i) ASSERT_EQ(b[i], -static_cast<float>(i));
 }
 
+// Three timed repetitions after one warm-up.
+ProfileOptions three_repetitions(FlushPolicy flush) {
+  ProfileOptions o;
+  o.repeat = 3;
+  o.warmup = 1;
+  o.flush = flush;
+  return o;
+}
+
 TEST(CpuProfiler, MeasuresEveryGroupWithStatisticsAndRecords) {
   Graph g = bias_relu();
   DeviceSpec d = load_device("host-cpu");
   Plan plan = search(g, d, "unfused");
-  ProfileOptions o;
-  o.repeat = 3;
-  o.warmup = 1;
-  o.flush = FlushPolicy::always;
+  ProfileOptions o = three_repetitions(FlushPolicy::always);
   ProfileResult r = CpuProfiler().profile(g, plan, d, o);
   ASSERT_EQ(r.groups.size(), plan.groups.size());
   for (const auto& m : r.groups) {
@@ -282,10 +288,7 @@ TEST(CpuProfiler, MinTimeRepeatsPastRepeatUntilTheTimeIsSpentAndNoFurtherThanThe
   Graph g = bias_relu();
   DeviceSpec d = load_device("host-cpu");
   Plan plan = search(g, d, "unfused");
-  ProfileOptions o;
-  o.repeat = 3;
-  o.warmup = 1;
-  o.flush = FlushPolicy::never;
+  ProfileOptions o = three_repetitions(FlushPolicy::never);
   o.min_time_s = 0.05;
   const auto t0 = std::chrono::steady_clock::now();
   ProfileResult r = CpuProfiler().profile(g, plan, d, o);
