@@ -1,5 +1,5 @@
 // fuseplan tune MODEL --device D --batch 1,8,64 [--measure] [--strategy S]
-//               [--dim N=V] [--rounds R] [--repeat K] -o DIR
+//               [--dim N=V] [--rounds R] [--repeat K] [--min-time S] -o DIR
 // Per-batch-size autotuning (profiling/tune.h, docs/tune.md). Progress goes
 // to stderr: a bar when stderr is a terminal, log lines otherwise. SIGINT
 // stops after the batch in flight is dropped; the finished ones stay.
@@ -158,6 +158,11 @@ void add_tune(CLI::App& app) {
   cmd->add_flag("--measure", a->opts.measure, "run every candidate plan on the CPU backend, recalibrate, search again");
   cmd->add_option("--rounds", a->opts.rounds, "measured rounds per batch size at most")->capture_default_str();
   cmd->add_option("--repeat", a->opts.run.repeat, "timed repetitions per measurement (median)")->capture_default_str();
+  cmd->add_option("--min-time", a->opts.run.min_time_s,
+                  "keep repeating a measurement past --repeat until it has taken this many seconds (a short plan's "
+                  "time then samples a shared host's speed states; 0 = exactly --repeat)")
+      ->capture_default_str()
+      ->check(number_in(0.0, 3600.0));
   cmd->add_option("--peer-time-limit", a->opts.peer_time_limit_s, "seconds for exact peer strategies (optimal)")
       ->capture_default_str()
       ->check(number_in(0.001, 86400.0));
