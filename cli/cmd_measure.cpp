@@ -97,7 +97,7 @@ void add_measure(CLI::App& app) {
                   "CPU: keep repeating past --repeat until the timed repetitions of a plan have taken this many "
                   "seconds (samples a shared host's speed states; 0 = exactly --repeat)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(number_in(0.0, 3600.0));
   cmd->add_option("--warmup", a->opts.warmup, "untimed runs first")->capture_default_str()->check(integer_in(0, 1000000));
   cmd->add_option("--flush", a->flush, "cache flush between repetitions: auto, always, never")->capture_default_str();
   cmd->add_option("--threads", a->opts.threads, "CPU: OpenMP threads (0 = default)")
