@@ -195,7 +195,7 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   if (L.im2col >= 0) mem[L.im2col] = cmp[L.im2col] = f.im2col_elems;     // a serial pass before the GEMM
   if (L.pack >= 0) mem[L.pack] = cmp[L.pack] = f.gemm_pack_elems;         // and the GEMM's own packing
   if (L.microkernels >= 0) mem[L.microkernels] = cmp[L.microkernels] = f.gemm_microkernels;  // and micro-kernel runs
-  if (L.store_stall >= 0) mem[L.store_stall] = cmp[L.store_stall] = costmodel_detail::store_stalls(f.bytes_written, d);
+  if (L.store_stall >= 0) mem[L.store_stall] = cmp[L.store_stall] = costmodel_detail::store_stalls(f.bytes_written, f.graph_bytes, d);
   if (L.reduce >= 0) cmp[L.reduce] = f.reduction_steps;
   if (L.select >= 0) cmp[L.select] = f.select_steps;
   if (L.pool >= 0) cmp[L.pool] = f.pool_steps;
@@ -284,6 +284,7 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.im2col_elems = fl.im2col_elems;
   f.gemm_pack_elems = fl.gemm_pack_elems;
   f.gemm_microkernels = fl.gemm_microkernels;
+  f.graph_bytes = c.graph_bytes;
   return f;
 }
 
@@ -302,7 +303,7 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
                    (L.pack >= 0 ? f.gemm_pack_elems * x[L.pack] : f.gemm_pack_elems * d.gemm_pack_elem_ns * kUsPerNs) +
                    (L.microkernels >= 0 ? f.gemm_microkernels * x[L.microkernels]
                                         : f.gemm_microkernels * d.gemm_microkernel_ns * kUsPerNs) +
-                   costmodel_detail::store_stalls(f.bytes_written, d) *
+                   costmodel_detail::store_stalls(f.bytes_written, f.graph_bytes, d) *
                        (L.store_stall >= 0 ? x[L.store_stall] : d.store_stall_us);
   double t_mem = mem.dot(x) - t_fixed, t_cmp = cmp.dot(x) - t_fixed;
   if (L.reduce < 0)  // GPU device with the CPU terms set by hand: priced as cost() does

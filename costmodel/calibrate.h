@@ -31,6 +31,7 @@ struct CostFeatures {
   double im2col_elems = 0;       // im2col matrix elements its Convs write (× DeviceSpec::im2col_elem_ns)
   double gemm_pack_elems = 0;    // elements its gemm() calls pack (× DeviceSpec::gemm_pack_elem_ns)
   double gemm_microkernels = 0;  // micro-kernel runs of its gemm() calls (× DeviceSpec::gemm_microkernel_ns)
+  double graph_bytes = -1;       // graph_footprint_bytes of its graph (the store stall's regime); -1: unknown (older record)
 
   bool operator==(const CostFeatures&) const = default;
 };

@@ -142,6 +142,16 @@ std::pair<std::string_view, double> cpu_level(double working_set, const DeviceSp
   return {"DRAM", d.dram_bw_GBps};
 }
 
+}  // namespace
+
+double llc_bytes(const DeviceSpec& d) {
+  double llc = d.l2_bytes;
+  for (const CacheLevel& c : d.caches) llc = std::max(llc, c.bytes * (is_core_private(c.name) ? std::max(1, d.sm_count) : 1));
+  return llc;
+}
+
+namespace {
+
 double cpu_l1_bw(const DeviceSpec& d) {
   for (const CacheLevel& c : d.caches)
     if (c.bw_GBps > 0) return c.bw_GBps;  // ascending size: the first is L1
@@ -335,9 +345,11 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   for (NodeId n : inputs) c.sources_read += g.op_class(n) == OpClass::source;
   c.t_sources_us = c.sources_read * d.source_read_us;
   double body = std::max(c.t_mem_us, c.t_compute_us);
-  // One line-fill wait when the stores overflow the store buffer (CPU,
-  // latency outside the roofline; d.store_stall_us = 0 leaves it out).
-  c.t_store_stall_us = store_stalls(written, d) * d.store_stall_us;
+  // One line-fill wait when the stores overflow the store buffer in a graph
+  // beyond the LLC (CPU, latency outside the roofline; d.store_stall_us = 0
+  // leaves it out).
+  c.graph_bytes = graph_footprint_bytes(g);
+  c.t_store_stall_us = store_stalls(written, c.graph_bytes, d) * d.store_stall_us;
   // The convs' im2col pass, serial before their GEMMs (CPU backend;
   // d.im2col_elem_ns = 0 leaves it out).
   c.im2col_elems = f.im2col_elems;

@@ -26,7 +26,9 @@ struct GroupCost {
   double t_calls_us = 0;        // gemm_calls × DeviceSpec::gemm_call_us, µs
   double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads
   double t_sources_us = 0;      // sources_read × DeviceSpec::source_read_us, µs
-  double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: stores overflowing the store buffer), µs
+  double graph_bytes = 0;       // graph_footprint_bytes of the group's graph, bytes (the store stall's regime)
+  double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: stores overflowing the store buffer
+                                // in a graph beyond the LLC), µs
   double im2col_elems = 0;      // elements of the im2col matrices the group's Convs write (CPU backend)
   double t_im2col_us = 0;       // im2col_elems × DeviceSpec::im2col_elem_ns, µs
   double gemm_pack_elems = 0;   // elements its gemm() calls pack into panels (CPU backend)
@@ -93,6 +95,10 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
 /// The breakdown text of cost(g, grp, d, true): one line per term, e.g.
 /// "bytes_read = 16781312 (x: 16777216, bias: 4096)".
 std::string explain_cost(const Graph& g, const Group& grp, const DeviceSpec& d);
+
+/// Bytes of every tensor of `g` (sources and each node's output) at its bound
+/// shapes: the working set of its unfused plan. Cached per graph revision.
+double graph_footprint_bytes(const Graph& g);
 
 /// FLOP-equivalents of one evaluation of a primitive over its whole output
 /// (transcendentals cost more than adds; table and sources in costmodel/flops.cpp).

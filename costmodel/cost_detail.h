@@ -168,10 +168,15 @@ inline double write_allocate_bytes(double written, const DeviceSpec& d) {
   if (d.is_gpu() || !(d.write_allocate_bw_GBps > 0)) return 0;
   return written > d.store_buffer_bytes ? written - d.store_buffer_bytes : 0;
 }
-/// CPU: the store-buffer stalls of a group writing `written` bytes (1 when
-/// its stores overflow the store buffer, priced × DeviceSpec::store_stall_us;
-/// else 0, and 0 when the device prices no write-allocate).
-inline double store_stalls(double written, const DeviceSpec& d) { return write_allocate_bytes(written, d) > 0 ? 1 : 0; }
+/// CPU: the store-buffer stalls of a group writing `written` bytes in a graph
+/// of `graph_bytes` (graph_footprint_bytes; < 0: unknown, an older record):
+/// 1 when its stores overflow the store buffer and the graph does not fit in
+/// the LLC (llc_bytes), priced × DeviceSpec::store_stall_us; else 0, and 0
+/// when the device prices no write-allocate.
+inline double store_stalls(double written, double graph_bytes, const DeviceSpec& d) {
+  const bool fits_llc = graph_bytes >= 0 && graph_bytes <= llc_bytes(d);
+  return write_allocate_bytes(written, d) > 0 && !fits_llc ? 1 : 0;
+}
 /// Library GEMM calls the CPU runtime makes for contraction node n
 /// (emit/cpu/runtime.h): the matmul()/conv() entry itself plus its gemm()
 /// calls, a MatMul's broadcast batch count or a Conv's N·group (each enters

@@ -80,8 +80,11 @@ struct DeviceSpec {
   // CPU: a group whose stores overflow the store buffer (bytes written >
   // store_buffer_bytes) stalls once for a line fill from memory before its
   // stores drain at write_allocate_bw_GBps, µs per group. Outside the
-  // roofline, like source_read_us. Used only with write_allocate_bw_GBps > 0;
-  // default 0 (no such term); fitted by calibration (docs/calibration.md).
+  // roofline, like source_read_us. Only in graphs beyond the LLC
+  // (graph_footprint_bytes > llc_bytes: each written line first evicts a
+  // dirty one; in a graph that fits, the stores drain without waiting) and
+  // only with write_allocate_bw_GBps > 0; default 0 (no such term); fitted
+  // by calibration (docs/calibration.md).
   double store_stall_us = 0;
   // CPU: micro-tile of the CPU backend's gemm() (emit/cpu/runtime.h: kGemmMR
   // = 6 rows × 2 vectors of kGemmVW floats, the vector width -march=native
@@ -164,6 +167,10 @@ DeviceSpec load_device(const std::string& name_or_path);
 std::vector<std::string> list_devices();
 /// Serialises a device back to JSON text (used by probe and calibrate).
 std::string device_to_json(const DeviceSpec& d);
+/// Capacity of d's largest cache level, bytes (all cores: an L1/L2 level's
+/// per-core capacity × sm_count, as the CPU working-set level counts it);
+/// d.l2_bytes when larger or no levels are set. Defined in cost.cpp.
+double llc_bytes(const DeviceSpec& d);
 /// Directory holding configs/ and examples/ (see load_device).
 std::string data_dir();
 

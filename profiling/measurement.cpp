@@ -163,6 +163,7 @@ std::string record_to_json(const MeasurementRecord& r) {
                     {"launch_us", r.launch_us},
                     {"predicted_us", r.predicted_us},
                     {"bound", r.bound}};
+  if (f.graph_bytes >= 0) j["predicted"]["graph_bytes"] = f.graph_bytes;
   ojson m = {{"median_us", r.median_us}, {"min_us", r.min_us},           {"max_us", r.max_us},
              {"repetitions", r.repetitions}, {"flushed", r.flushed}};
   auto opt = [&](const char* k, double v) {
@@ -231,6 +232,11 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.im2col_elems = get_or<double>(p, "im2col_elems", 0, pc);
   r.features.gemm_pack_elems = get_or<double>(p, "gemm_pack_elems", 0, pc);
   r.features.gemm_microkernels = get_or<double>(p, "gemm_microkernels", 0, pc);
+  // Absent before the fifteenth session: unknown (the store stall applies, as
+  // it did); refeature re-derives it.
+  r.features.graph_bytes = get_or<double>(p, "graph_bytes", -1, pc);
+  if (p.contains("graph_bytes") && !(r.features.graph_bytes >= 0 && std::isfinite(r.features.graph_bytes)))
+    throw Error(pc + ": field 'graph_bytes' must be a number >= 0, got " + p["graph_bytes"].dump());
   r.level = get_or<std::string>(p, "level", "", pc);
   r.t_mem_us = get_or<double>(p, "t_mem_us", 0, pc);
   r.t_compute_us = get_or<double>(p, "t_compute_us", 0, pc);

@@ -594,18 +594,42 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).t_mem_us, 4096e-3 / 2000);
   // The features reproduce the price (calibration fits the same formula).
   EXPECT_NEAR(predict_us(cost_features(g, make_group(g, {"y"}), d), d), c1.predicted_us, 1e-9);
-  // Store stall: 0.5 us once for y (its stores overflow the buffer), not for z.
+  // Store stall: none in this graph, whose 36864 B (x, y 16384 each, s, z
+  // 2048 each) fit in the 32 MiB LLC: no dirty line to evict first.
   d.store_stall_us = 0.5;
-  GroupCost c2 = cost(g, make_group(g, {"y"}), d, true);
+  EXPECT_DOUBLE_EQ(graph_footprint_bytes(g), 36864);
+  EXPECT_DOUBLE_EQ(llc_bytes(d), 32 * 1024 * 1024.0);
+  GroupCost fits = cost(g, make_group(g, {"y"}), d);
+  EXPECT_DOUBLE_EQ(fits.graph_bytes, 36864);
+  EXPECT_DOUBLE_EQ(fits.t_store_stall_us, 0);
+  EXPECT_DOUBLE_EQ(fits.predicted_us, c1.predicted_us);
+  EXPECT_NEAR(predict_us(cost_features(g, make_group(g, {"y"}), d), d), c1.predicted_us, 1e-9);
+  // The same groups next to a 64 MiB stream (w -> v): the graph is beyond the
+  // LLC, so 0.5 us once for y (its stores overflow the buffer), not for z.
+  GraphBuilder b2;
+  NodeId x2 = b2.input("x", {4096});
+  NodeId y2 = b2.op("y", "Relu", OpClass::elementwise, {4096}, {x2});
+  NodeId s2 = b2.input("s", {512});
+  NodeId z2 = b2.op("z", "Relu", OpClass::elementwise, {512}, {s2});
+  NodeId w2 = b2.input("w", {8 * 1024 * 1024});
+  NodeId v2 = b2.op("v", "Relu", OpClass::elementwise, {8 * 1024 * 1024}, {w2});
+  Graph big = b2.finish({y2, z2, v2});
+  EXPECT_DOUBLE_EQ(graph_footprint_bytes(big), 36864 + 2 * 32 * 1024 * 1024.0);
+  GroupCost c2 = cost(big, make_group(big, {"y"}), d, true);
   EXPECT_DOUBLE_EQ(c2.t_store_stall_us, 0.5);
   EXPECT_DOUBLE_EQ(c2.predicted_us, c1.predicted_us + 0.5);
   EXPECT_NE(c2.breakdown.find("store_stall = 0.500 us (stores overflow the 2048 B store buffer"), std::string::npos)
       << c2.breakdown;
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).t_store_stall_us, 0);
-  EXPECT_NEAR(predict_us(cost_features(g, make_group(g, {"y"}), d), d), c2.predicted_us, 1e-9);
+  EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"z"}), d).t_store_stall_us, 0);
+  CostFeatures f2 = cost_features(big, make_group(big, {"y"}), d);
+  EXPECT_DOUBLE_EQ(f2.graph_bytes, graph_footprint_bytes(big));
+  EXPECT_NEAR(predict_us(f2, d), c2.predicted_us, 1e-9);
+  // A record without the footprint (before the fifteenth session) keeps the stall.
+  f2.graph_bytes = -1;
+  EXPECT_NEAR(predict_us(f2, d), c2.predicted_us, 1e-9);
   // No stall without a write-allocate bandwidth (the default CPU pricing).
   d.write_allocate_bw_GBps = 0;
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"y"}), d).t_store_stall_us, 0);
+  EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"y"}), d).t_store_stall_us, 0);
 }
 
 // GEMM micro-tile: with gemm_tile_m × gemm_tile_n set, each gemm() call's

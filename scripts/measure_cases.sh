@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Measures the fresh check of docs/calibration.md (fifteenth session): the
+# shared cases (../shared/cases/*.onnxtxt) with N = 1, C = 256, S = 256,
+# V = 1024, D = 256, B = 8 (each case gets the dims it has), unfused, cost and
+# xla plans on host-cpu, measured as scripts/measure_calibration.sh measures
+# the calibration models.
+# Usage: scripts/measure_cases.sh FUSEPLAN OUTDIR
+set -euo pipefail
+fuseplan=${1:?usage: $0 FUSEPLAN OUTDIR}
+out=${2:?usage: $0 FUSEPLAN OUTDIR}
+here=$(cd "$(dirname "$0")/.." && pwd)
+declare -A value=([N]=1 [C]=256 [S]=256 [V]=1024 [D]=256 [B]=8)
+mkdir -p "$out"
+for m in "$here"/../shared/cases/*.onnxtxt; do
+  name=$(basename "${m%.*}")
+  dims=()
+  # The symbolic dims of the case: the names inside its shapes.
+  for d in $(grep -o '\[[^]]*\]' "$m" | tr -c 'A-Za-z0-9_\n' ' ' | tr ' ' '\n' | grep -E '^[A-Za-z_][A-Za-z0-9_]*$' | sort -u); do
+    [[ -n ${value[$d]:-} ]] && dims+=(--dim "$d=${value[$d]}")
+  done
+  echo "$(date -u +%H:%M:%S) $name ${dims[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu "${dims[@]}" \
+    --strategies unfused,cost,xla --repeat 21 --min-time 1 --warmup 2 -o "$out/$name.jsonl" > "$out/$name.log" 2>&1
+done
+echo "$(date -u +%H:%M:%S) done (load $(cut -d' ' -f1-3 /proc/loadavg))"
