@@ -265,16 +265,21 @@ AccuracyResult accuracy_report(const AccuracyInputs& in) {
   for (const auto& p : res.fit.parameters)
     md << "| " << p.name << " | " << g4(p.prior) << " | " << g4(p.value) << " | "
        << (p.held ? std::string("—") : g4(p.std_error)) << " | " << p.support << " | " << p.note << " |\n";
-  // Per kind, held-out.
-  md << "\n## Held-out error by group kind\n\n| kind | groups | MAPE before | MAPE after | median of measured us |\n|---|---|---|---|---|\n";
-  std::map<std::string, std::vector<MeasurementRecord>> by_kind;
-  for (const auto& r : test) by_kind[r.kind].push_back(r);
-  for (const auto& [k, rs] : by_kind) {
-    std::vector<double> ms;
-    for (const auto& r : rs) ms.push_back(measured_us(r, in.statistic));
-    md << "| " << k << " | " << rs.size() << " | " << f(score(rs, in.prior, in.statistic).mape_pct, 1) << "% | "
-       << f(score(rs, cal, in.statistic).mape_pct, 1) << "% | " << f(median(ms), 1) << " |\n";
-  }
+  // Held-out, per model and per group kind.
+  auto by = [&](const char* title, const char* column, auto key) {
+    md << "\n## Held-out error by " << title << "\n\n| " << column
+       << " | groups | MAPE before | MAPE after | median of measured us |\n|---|---|---|---|---|\n";
+    std::map<std::string, std::vector<MeasurementRecord>> parts;
+    for (const auto& r : test) parts[key(r)].push_back(r);
+    for (const auto& [k, rs] : parts) {
+      std::vector<double> ms;
+      for (const auto& r : rs) ms.push_back(measured_us(r, in.statistic));
+      md << "| " << k << " | " << rs.size() << " | " << f(score(rs, in.prior, in.statistic).mape_pct, 1) << "% | "
+         << f(score(rs, cal, in.statistic).mape_pct, 1) << "% | " << f(median(ms), 1) << " |\n";
+    }
+  };
+  by("model", "model", [](const MeasurementRecord& r) { return r.model; });
+  by("group kind", "kind", [](const MeasurementRecord& r) { return r.kind; });
   if (!in.loops.empty()) {
     md << "\n## Closed loop: search with the calibrated device\n\n"
        << "| model | strategy | kernels (prior → calibrated) | predicted us (each on its device) | measured us prior plan | measured us calibrated plan | change |\n"

@@ -4,6 +4,7 @@
 # V = 1024, D = 256, B = 8 (each case gets the dims it has), unfused, cost and
 # xla plans on host-cpu, measured as scripts/measure_calibration.sh measures
 # the calibration models.
+# Records: results/calibration/cases/run1..run5 (five runs back to back).
 # Usage: scripts/measure_cases.sh FUSEPLAN OUTDIR
 set -euo pipefail
 fuseplan=${1:?usage: $0 FUSEPLAN OUTDIR}
@@ -20,6 +21,7 @@ for m in "$here"/../shared/cases/*.onnxtxt; do
   done
   echo "$(date -u +%H:%M:%S) $name ${dims[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
   OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu "${dims[@]}" \
-    --strategies unfused,cost,xla --repeat 21 --min-time 1 --warmup 2 -o "$out/$name.jsonl" > "$out/$name.log" 2>&1
+    --strategies unfused,cost,xla --repeat 21 --min-time 1 --warmup 2 -o "$out/$name.jsonl" > "$out/$name.log" 2>&1 ||
+    echo "  skipped: $(tail -1 "$out/$name.log")"  # e.g. an op the CPU backend cannot run
 done
 echo "$(date -u +%H:%M:%S) done (load $(cut -d' ' -f1-3 /proc/loadavg))"

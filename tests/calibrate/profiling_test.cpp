@@ -220,6 +220,11 @@ TEST(Accuracy, ReportScoresTheHeldOutModelAndListsEveryGroup) {
   EXPECT_EQ(res.after_holdout.n, 4);
   EXPECT_NEAR(res.after_holdout.mape_pct, 0, 1e-6);
   EXPECT_GT(res.before_holdout.mape_pct, 0.1);
+  // The per-model table holds b.onnx's four groups, exact after calibration.
+  char by_model[128];
+  std::snprintf(by_model, sizeof by_model, "| b.onnx | 4 | %.1f%% | 0.0%% |", res.before_holdout.mape_pct);
+  EXPECT_NE(res.markdown.find("## Held-out error by model"), std::string::npos);
+  EXPECT_NE(res.markdown.find(by_model), std::string::npos) << res.markdown;
   // Header + one row per group; the last held-out row: 4096 x 4 read, 1024 x 3 written.
   std::istringstream csv(res.groups_csv);
   std::vector<std::string> lines;
