@@ -178,7 +178,7 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
     mem[L.first_level] = safe_div(bytes, occ);
   } else {
     double ws = f.bytes_read + f.bytes_written;
-    double wa = costmodel_detail::write_allocate_bytes(f.bytes_written, d);
+    double wa = costmodel_detail::write_allocate_bytes(f.bytes_written, f.graph_bytes, d);
     mem[L.column_of_level(cpu_level_index(ws, d))] = ws - wa;
     if (L.write_allocate >= 0) mem[L.write_allocate] = wa;
     mem[L.spill] = f.spill_bytes_raw;

@@ -306,13 +306,14 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   double bw = d.dram_bw_GBps;
   std::string_view level = "DRAM";
   double occ_factor = 1;
-  double write_allocate = 0;  // CPU: written bytes beyond the store buffer, at write_allocate_bw_GBps
+  double write_allocate = 0;  // CPU: written bytes the store queue does not take, at write_allocate_bw_GBps
+  c.graph_bytes = graph_footprint_bytes(g);
   if (d.is_gpu()) {
     if (d.min_occupancy_for_full_bw > 0) occ_factor = std::min(1.0, r.occupancy / d.min_occupancy_for_full_bw);
     c.t_mem_us = safe_div(c.bytes() * kUsPerByteAtGBps, bw * d.e_mem * occ_factor);
   } else {
     std::tie(level, bw) = cpu_level(read + written, d);
-    write_allocate = write_allocate_bytes(written, d);
+    write_allocate = write_allocate_bytes(written, c.graph_bytes, d);
     c.t_mem_us = safe_div((read + written - write_allocate) * kUsPerByteAtGBps, bw * d.e_mem) +
                  safe_div(write_allocate * kUsPerByteAtGBps, d.write_allocate_bw_GBps * d.e_mem) +
                  safe_div(r.spill_bytes * kUsPerByteAtGBps, cpu_l1_bw(d) * d.e_mem);
@@ -348,7 +349,6 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // One line-fill wait when the stores overflow the store buffer in a graph
   // beyond the LLC (CPU, latency outside the roofline; d.store_stall_us = 0
   // leaves it out).
-  c.graph_bytes = graph_footprint_bytes(g);
   c.t_store_stall_us = store_stalls(written, c.graph_bytes, d) * d.store_stall_us;
   // The convs' im2col pass, serial before their GEMMs (CPU backend;
   // d.im2col_elem_ns = 0 leaves it out).
@@ -411,8 +411,10 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   if (d.is_gpu()) o << " × occupancy factor " << fixed(occ_factor, 2);
   o << ")";
   if (write_allocate > 0)
-    o << ", of which " << fixed(write_allocate) << " B written beyond the " << fixed(d.store_buffer_bytes)
-      << " B store buffer at write-allocate " << fixed(d.write_allocate_bw_GBps, 1) << " GB/s";
+    o << ", of which " << fixed(write_allocate) << " B written "
+      << (fits_llc(c.graph_bytes, d) ? "beyond the " + fixed_text(d.store_buffer_bytes, 0) + " B store queue"
+                                      : std::string("in a graph beyond the LLC"))
+      << " at write-allocate " << fixed(d.write_allocate_bw_GBps, 1) << " GB/s";
   o << ")\n";
   o << "t_compute = " << fixed(c.t_compute_us, 3) << " us (contraction " << fixed(f.contraction) << " / ("
     << fixed(peak_c, 1) << " TFLOP/s × e_contraction " << fixed(d.e_contraction, 2) << ")";
@@ -441,8 +443,8 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
     o << "sources_read = " << fixed(c.sources_read) << " × " << fixed(d.source_read_us, 3) << " us = "
       << fixed(c.t_sources_us, 3) << " us\n";
   if (c.t_store_stall_us > 0)
-    o << "store_stall = " << fixed(c.t_store_stall_us, 3) << " us (stores overflow the " << fixed(d.store_buffer_bytes)
-      << " B store buffer: one line fill)\n";
+    o << "store_stall = " << fixed(c.t_store_stall_us, 3)
+      << " us (graph beyond the LLC: one line fill, evicting a dirty line, before its stores drain)\n";
   if (c.t_im2col_us > 0)
     o << "im2col = " << fixed(c.im2col_elems) << " elements × " << fixed(d.im2col_elem_ns, 3) << " ns = "
       << fixed(c.t_im2col_us, 3) << " us\n";

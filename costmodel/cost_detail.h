@@ -161,21 +161,28 @@ bool is_transcendental(std::string_view op);
 /// Effective efficiency of transcendental FLOPs on d (e_transcendental, or e_cmp when 0).
 inline double transcendental_efficiency(const DeviceSpec& d) { return d.e_transcendental > 0 ? d.e_transcendental : d.e_cmp; }
 
-/// CPU: the bytes of `written` priced at DeviceSpec::write_allocate_bw_GBps,
-/// those beyond the store buffer; 0 when the device sets no such bandwidth
-/// (GPU, or an uncalibrated CPU device: all writes at the working-set level).
-inline double write_allocate_bytes(double written, const DeviceSpec& d) {
+/// CPU: whether a graph of `graph_bytes` (graph_footprint_bytes; < 0:
+/// unknown, an older record: taken as beyond) fits in d's LLC (llc_bytes).
+inline bool fits_llc(double graph_bytes, const DeviceSpec& d) { return graph_bytes >= 0 && graph_bytes <= llc_bytes(d); }
+/// CPU: the bytes of `written` priced at DeviceSpec::write_allocate_bw_GBps
+/// in a graph of `graph_bytes`: those beyond the store queue
+/// (store_buffer_bytes) when the graph fits in the LLC, every one when it
+/// does not (the queue is taken by the earlier groups' stores); 0 when the
+/// device sets no such bandwidth (GPU, or an uncalibrated CPU device: all
+/// writes at the working-set level). E.g. 1024 B written with a 2048 B
+/// queue: 0 within the LLC, 1024 beyond it.
+inline double write_allocate_bytes(double written, double graph_bytes, const DeviceSpec& d) {
   if (d.is_gpu() || !(d.write_allocate_bw_GBps > 0)) return 0;
-  return written > d.store_buffer_bytes ? written - d.store_buffer_bytes : 0;
+  const double free_bytes = fits_llc(graph_bytes, d) ? d.store_buffer_bytes : 0;
+  return written > free_bytes ? written - free_bytes : 0;
 }
 /// CPU: the store-buffer stalls of a group writing `written` bytes in a graph
-/// of `graph_bytes` (graph_footprint_bytes; < 0: unknown, an older record):
-/// 1 when its stores overflow the store buffer and the graph does not fit in
-/// the LLC (llc_bytes), priced × DeviceSpec::store_stall_us; else 0, and 0
-/// when the device prices no write-allocate.
+/// of `graph_bytes`: 1 when it writes anything in a graph beyond the LLC
+/// (each line written first evicts a dirty one), priced ×
+/// DeviceSpec::store_stall_us; else 0, and 0 when the device prices no
+/// write-allocate.
 inline double store_stalls(double written, double graph_bytes, const DeviceSpec& d) {
-  const bool fits_llc = graph_bytes >= 0 && graph_bytes <= llc_bytes(d);
-  return write_allocate_bytes(written, d) > 0 && !fits_llc ? 1 : 0;
+  return !fits_llc(graph_bytes, d) && write_allocate_bytes(written, graph_bytes, d) > 0 ? 1 : 0;
 }
 /// Library GEMM calls the CPU runtime makes for contraction node n
 /// (emit/cpu/runtime.h): the matmul()/conv() entry itself plus its gemm()

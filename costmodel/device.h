@@ -69,22 +69,23 @@ struct DeviceSpec {
   // Measured by `fuseplan probe` (stores into flushed lines); fitted by
   // calibration (docs/calibration.md).
   double write_allocate_bw_GBps = 0;
-  // CPU: bytes of stores the store buffer takes without waiting for their
-  // line fills, so a group writing no more than this pays no write-allocate
-  // time (the fill completes after the group's clock stops). Golden Cove
-  // (Sapphire Rapids) has 114 store-buffer entries (Intel 64 and IA-32
-  // Architectures Optimization Reference Manual, ch. 2), i.e. 3.6 KiB of
-  // 32-byte AVX2 stores, less for narrower stores. Used only with
-  // write_allocate_bw_GBps > 0.
+  // CPU: bytes of stores the store queue takes without waiting for their
+  // line fills: in a graph within the LLC a group writing no more than this
+  // pays no write-allocate time (the fills complete after the group's clock
+  // stops); in a graph beyond it the queue is taken by the earlier groups'
+  // stores and every written byte pays. Zen 3 has 64 store-queue entries
+  // (AMD Software Optimization Guide for Family 19h), 2 KiB of 32-byte AVX2
+  // stores; Golden Cove (Sapphire Rapids) 114 (Intel 64 and IA-32
+  // Architectures Optimization Reference Manual, ch. 2), 3.6 KiB. Used only
+  // with write_allocate_bw_GBps > 0.
   double store_buffer_bytes = 0;
-  // CPU: a group whose stores overflow the store buffer (bytes written >
-  // store_buffer_bytes) stalls once for a line fill from memory before its
-  // stores drain at write_allocate_bw_GBps, µs per group. Outside the
-  // roofline, like source_read_us. Only in graphs beyond the LLC
-  // (graph_footprint_bytes > llc_bytes: each written line first evicts a
-  // dirty one; in a graph that fits, the stores drain without waiting) and
-  // only with write_allocate_bw_GBps > 0; default 0 (no such term); fitted
-  // by calibration (docs/calibration.md).
+  // CPU: a group that writes in a graph beyond the LLC stalls once for a
+  // line fill from memory before its stores drain at write_allocate_bw_GBps,
+  // µs per group (graph_footprint_bytes > llc_bytes: each written line
+  // first evicts a dirty one; in a graph that fits, the stores drain without
+  // waiting). Outside the roofline, like source_read_us. Used only with
+  // write_allocate_bw_GBps > 0; default 0 (no such term); fitted by
+  // calibration (docs/calibration.md).
   double store_stall_us = 0;
   // CPU: micro-tile of the CPU backend's gemm() (emit/cpu/runtime.h: kGemmMR
   // = 6 rows × 2 vectors of kGemmVW floats, the vector width -march=native

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Measures the fresh check of docs/calibration.md (fifteenth session): the
-# shared cases (../shared/cases/*.onnxtxt) with N = 1, C = 256, S = 256,
-# V = 1024, D = 256, B = 8 (each case gets the dims it has), unfused, cost and
-# xla plans on host-cpu, measured as scripts/measure_calibration.sh measures
-# the calibration models.
-# Records: results/calibration/cases/run1..run5 (five runs back to back).
-# Usage: scripts/measure_cases.sh FUSEPLAN OUTDIR
+# Measures the fresh checks of docs/calibration.md (fifteenth session): the
+# shared cases (../shared/cases/*.onnxtxt) with N = 1, C = S = D = SIZE
+# (default 256), V = 1024, B = 8 (each case gets the dims it has), unfused,
+# cost and xla plans on host-cpu, measured as scripts/measure_calibration.sh
+# measures the calibration models.
+# Records: results/calibration/cases/run1..run5 (SIZE 256) and
+# results/calibration/cases-64, cases-1024 (five runs back to back each).
+# Usage: scripts/measure_cases.sh FUSEPLAN OUTDIR [SIZE]
 set -euo pipefail
 fuseplan=${1:?usage: $0 FUSEPLAN OUTDIR}
 out=${2:?usage: $0 FUSEPLAN OUTDIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
-declare -A value=([N]=1 [C]=256 [S]=256 [V]=1024 [D]=256 [B]=8)
+size=${3:-256}
+declare -A value=([N]=1 [C]=$size [S]=$size [V]=1024 [D]=$size [B]=8)
 mkdir -p "$out"
 for m in "$here"/../shared/cases/*.onnxtxt; do
   name=$(basename "${m%.*}")

@@ -170,6 +170,20 @@ TEST(Records, SameGroupInTwoPlansIsOneSample) {
   EXPECT_DOUBLE_EQ(dedupe_records({a, b, c})[0].min_us, 5);  // minimum of the minima
 }
 
+// Regression (fifteenth session): a group key names a group at every size, so
+// the same group measured at two dims (the shared cases at C = 64 and 1024)
+// had been merged into one sample.
+TEST(Records, TheSameGroupAtOtherDimsIsAnotherSample) {
+  MeasurementRecord a = sample_record(), b = sample_record();
+  b.dims["seq"] = 512;
+  b.median_us = b.min_us = 30;
+  auto d = dedupe_records({a, b});
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_DOUBLE_EQ(d[0].median_us, 7.25);
+  EXPECT_DOUBLE_EQ(d[1].median_us, 30);
+  EXPECT_EQ(merge_runs({{a, b}, {b}}).size(), 2u);
+}
+
 TEST(Records, RunsMergeByTheMedianOfTheirPerRunValues) {
   // Run 1: the group in two plans (min 6 and 5, medians 7.25 and 9.25), so
   // its run-1 values are min 5 and median 8.25; runs 2 and 3 measure it once.
@@ -222,7 +236,7 @@ TEST(Accuracy, ReportScoresTheHeldOutModelAndListsEveryGroup) {
   EXPECT_GT(res.before_holdout.mape_pct, 0.1);
   // The per-model table holds b.onnx's four groups, exact after calibration.
   char by_model[128];
-  std::snprintf(by_model, sizeof by_model, "| b.onnx | 4 | %.1f%% | 0.0%% |", res.before_holdout.mape_pct);
+  std::snprintf(by_model, sizeof by_model, "| b.onnx batch=4 seq=128 | 4 | %.1f%% | 0.0%% |", res.before_holdout.mape_pct);
   EXPECT_NE(res.markdown.find("## Held-out error by model"), std::string::npos);
   EXPECT_NE(res.markdown.find(by_model), std::string::npos) << res.markdown;
   // Header + one row per group; the last held-out row: 4096 x 4 read, 1024 x 3 written.
