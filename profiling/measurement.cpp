@@ -236,7 +236,7 @@ MeasurementRecord record_from_json(const std::string& line) {
   // it did); refeature re-derives it.
   r.features.graph_bytes = get_or<double>(p, "graph_bytes", -1, pc);
   if (p.contains("graph_bytes") && !(r.features.graph_bytes >= 0 && std::isfinite(r.features.graph_bytes)))
-    throw Error(pc + ": field 'graph_bytes' must be a number >= 0, got " + p["graph_bytes"].dump());
+    throw Error(pc + ": field 'graph_bytes' must be a number >= 0, got " + nlohmann::json(r.features.graph_bytes).dump());
   r.level = get_or<std::string>(p, "level", "", pc);
   r.t_mem_us = get_or<double>(p, "t_mem_us", 0, pc);
   r.t_compute_us = get_or<double>(p, "t_compute_us", 0, pc);

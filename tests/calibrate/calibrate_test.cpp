@@ -60,6 +60,7 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
   std::mt19937_64 rng_s(seed + 3);  // and for the source tensors read
   std::mt19937_64 rng_c(seed + 4);  // and for im2col and packing
   std::mt19937_64 rng_k(seed + 5);  // and for the micro-kernel runs
+  std::mt19937_64 rng_g(seed + 6);  // and for the graph footprint
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> eps(0, noise);
@@ -107,6 +108,11 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
     f.bytes_written = f.bytes_read * u(rng) * 0.5;
     // Weights, constants and graph inputs each group reads (0-3).
     if (cpu_terms) f.sources_read = std::floor(4 * u(rng_s));
+    // The L1 groups and half the others from a graph within the LLC (writes
+    // up to the store queue free, no stall), the rest from graphs 100x
+    // beyond it (every byte written at the write-allocate rate, one stall).
+    const bool within = i % 7 == 0 || u(rng_g) < 0.5;
+    if (cpu_terms) f.graph_bytes = (within ? 0.5 : 100) * llc_bytes(truth);
     if (i % 7 < 4) f.flops_other = f.bytes_read * 0.05;  // light math on memory-bound groups
     double t = predict_us(f, truth) * std::exp(eps(rng));
     out.push_back({f, t, "synthetic#" + std::to_string(i)});
@@ -186,9 +192,10 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
 
 // A prior that prices writes beyond the store buffer at a write-allocate
 // bandwidth gets that bandwidth and the store-buffer stall fitted too (a
-// 17th and 18th parameter); the store buffer size is kept. At 16 KiB about
-// a third of the synthetic groups write within it (no stall, no
-// write-allocate), so the stall is told apart from the launch time.
+// 17th and 18th parameter); the store buffer size is kept. The L1 groups
+// and half the others come from graphs within the LLC (no stall; nothing
+// written up to the 16 KiB queue write-allocated), so the stall is told
+// apart from the launch time.
 TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
   prior.write_allocate_bw_GBps = 8;

@@ -44,7 +44,7 @@ MeasurementRecord sample_record() {
   r.device = "host-cpu";
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
-  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3, 19600, 5632, 22};
+  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3, 19600, 5632, 22, 1791496};
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -78,6 +78,12 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.pool_steps, 1024);
   EXPECT_EQ(b.features.sources_read, 3);
   EXPECT_EQ(b.features.im2col_elems, 19600);
+  EXPECT_EQ(b.features.graph_bytes, 1791496);
+  // A record without the footprint (before the fifteenth session) reads -1: unknown.
+  MeasurementRecord old = a;
+  old.features.graph_bytes = -1;
+  EXPECT_EQ(record_to_json(old).find("graph_bytes"), std::string::npos);
+  EXPECT_EQ(record_from_json(record_to_json(old)).features.graph_bytes, -1);
   EXPECT_EQ(b.features.gemm_pack_elems, 5632);
   EXPECT_EQ(b.features.gemm_microkernels, 22);
   EXPECT_EQ(b.features, a.features);

@@ -260,6 +260,7 @@ TEST(CliRecords, AFieldOfTheWrongTypeOrRangeIsRefusedWithItsLine) {
       {record("", R"("gemm_calls": "x")"), "measurement.predicted: field 'gemm_calls' has the wrong type (\"x\")"},
       {record("", R"("sources_read": -1)"), "measurement.predicted: field 'sources_read' must be a number >= 0, got -1.0"},
       {record("", R"("occupancy": 0)"), "measurement.predicted: field 'occupancy' must be in (0, 1], got 0.0"},
+      {record("", R"("graph_bytes": -1)"), "measurement.predicted: field 'graph_bytes' must be a number >= 0, got -1.0"},
       {record("", "", R"("min_us": "x")"), "measurement.measured: field 'min_us' has the wrong type (\"x\")"},
       {record("", "", R"("flushed": "yes")"), "measurement.measured: field 'flushed' has the wrong type (\"yes\")"},
       {record("", "", R"("repetitions": 2.5)"), "measurement.measured: field 'repetitions' must be an integer"},
