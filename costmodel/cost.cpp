@@ -346,9 +346,8 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   for (NodeId n : inputs) c.sources_read += g.op_class(n) == OpClass::source;
   c.t_sources_us = c.sources_read * d.source_read_us;
   double body = std::max(c.t_mem_us, c.t_compute_us);
-  // One line-fill wait when the stores overflow the store buffer in a graph
-  // beyond the LLC (CPU, latency outside the roofline; d.store_stall_us = 0
-  // leaves it out).
+  // One line-fill wait when the group writes in a graph beyond the LLC (CPU,
+  // latency outside the roofline; d.store_stall_us = 0 leaves it out).
   c.t_store_stall_us = store_stalls(written, c.graph_bytes, d) * d.store_stall_us;
   // The convs' im2col pass, serial before their GEMMs (CPU backend;
   // d.im2col_elem_ns = 0 leaves it out).

@@ -27,8 +27,8 @@ struct GroupCost {
   double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads
   double t_sources_us = 0;      // sources_read × DeviceSpec::source_read_us, µs
   double graph_bytes = 0;       // graph_footprint_bytes of the group's graph, bytes (the store stall's regime)
-  double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: stores overflowing the store buffer
-                                // in a graph beyond the LLC), µs
+  double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: a group writing in a graph
+                                // beyond the LLC), µs
   double im2col_elems = 0;      // elements of the im2col matrices the group's Convs write (CPU backend)
   double t_im2col_us = 0;       // im2col_elems × DeviceSpec::im2col_elem_ns, µs
   double gemm_pack_elems = 0;   // elements its gemm() calls pack into panels (CPU backend)
