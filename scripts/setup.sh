@@ -32,4 +32,8 @@ cd "$here"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$jobs" ${FUSEPLAN_TARGETS:+--target $FUSEPLAN_TARGETS}
-echo "fuseplan built: $here/$build/cli/fuseplan"
+if [ -n "${FUSEPLAN_TARGETS:-}" ]; then
+  echo "built $FUSEPLAN_TARGETS in $here/$build (not the fuseplan CLI unless named)"
+else
+  echo "fuseplan built: $here/$build/cli/fuseplan"
+fi
