@@ -14,7 +14,7 @@ constexpr const char* kProbeDefaultOutput = "host-cpu.probed.json";
 
 void add_probe(CLI::App& app) {
   auto out = std::make_shared<std::string>(kProbeDefaultOutput);
-  auto* cmd = app.add_subcommand("probe", "measure this CPU (triad bandwidth per cache level, write-allocate stores, FP32, dispatch, gemm micro-kernel run) in < 30 s");
+  auto* cmd = app.add_subcommand("probe", "measure this CPU (triad bandwidth per cache level, write-allocate stores, FP32, dispatch, gemm micro-kernel run, transcendental ops) in < 30 s");
   cmd->add_option("-o,--output", *out,
                   "device JSON to write (use it as --device FILE); only -o SOURCE_TREE/configs/devices/host-cpu.json "
                   "replaces the shipped host-cpu device")

@@ -3,6 +3,8 @@
 // Formulas, regime assignment and the refusal rules: docs/calibration.md.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,10 @@ struct CostFeatures {
   double gemm_pack_elems = 0;    // elements its gemm() calls pack (× DeviceSpec::gemm_pack_elem_ns)
   double gemm_microkernels = 0;  // micro-kernel runs of its gemm() calls (× DeviceSpec::gemm_microkernel_ns)
   double graph_bytes = -1;       // graph_footprint_bytes of its graph (the store stall's regime); -1: unknown (older record)
+  // Elements each transcendental op evaluates (op name → output elements ×
+  // times computed): priced at the device's transcendental_weight. Empty
+  // (older record): flops_transcendental at the estimates.
+  std::map<std::string, double, std::less<>> transcendental_elems;
 
   bool operator==(const CostFeatures&) const = default;
 };

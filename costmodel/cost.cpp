@@ -278,7 +278,7 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   }
 
   // --- FLOPs with recomputation, registers, spills, occupancy ---
-  GroupFlops f = group_flops(v, d.gemm_tile_m, d.gemm_tile_n);
+  GroupFlops f = group_flops(v, d.gemm_tile_m, d.gemm_tile_n, &d);
   RegisterEstimate r = estimate_registers(v, d);
   c.regs_estimate = r.regs;
   c.spill_bytes_estimate = r.spill_bytes;
@@ -388,6 +388,8 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   for (std::size_t i = 0; i < v.order.size(); ++i) {
     double pf = primitive_flops(g, v.order[i]);
     if (pf <= 0) continue;
+    if (node_facts(g, v.order[i]).transcendental && !d.transcendental_ns.empty())
+      pf = static_cast<double>(g.numel(v.order[i])) * transcendental_weight(g.node(v.order[i]).op, d);
     if (b.back() != '(') o << ", ";
     o << g.node(v.order[i]).name << ": " << fixed(pf);
     if (f.times[i] != 1) o << " × " << fixed(f.times[i], 2);
@@ -421,8 +423,11 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
     o << " [whole " << d.gemm_tile_m << " × " << d.gemm_tile_n << " gemm micro-tiles]";
   o << " + other " << fixed(f.other)
     << " / (" << fixed(d.fp32_TFLOPs, 1) << " TFLOP/s × e_cmp " << fixed(d.e_cmp, 2) << ")";
-  if (f.transcendental > 0 && d.e_transcendental > 0)
-    o << ", of which transcendental " << fixed(f.transcendental) << " at e_transcendental " << fixed(d.e_transcendental, 3);
+  if (f.transcendental > 0 && d.e_transcendental > 0) {
+    o << ", of which transcendental " << fixed(f.transcendental);
+    if (!d.transcendental_ns.empty()) o << " (probe-measured ns per element × one core's FP32 rate)";
+    o << " at e_transcendental " << fixed(d.e_transcendental, 3);
+  }
   if (t_serial > 0)
     o << " + reduction steps " << fixed(f.reduction_steps) << " × " << fixed(d.reduce_step_ns, 3) << " ns + max/min steps "
       << fixed(f.select_steps) << " × " << fixed(d.select_step_ns, 3) << " ns + pool steps " << fixed(f.pool_steps)

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -120,7 +122,21 @@ struct GroupFlops {
 /// Σ primitive_flops × times computed (see costmodel/README.md). With a
 /// CPU micro-tile (DeviceSpec::gemm_tile_m/_n > 0) each contraction's FLOPs
 /// are those of its gemm() calls at M and N rounded up to whole tiles.
-GroupFlops group_flops(const GroupView& v, int gemm_tile_m = 0, int gemm_tile_n = 0);
+/// With `d`, a transcendental op's FLOP-equivalents are transcendental_weight
+/// on d (its probe-measured time where d has one), in `other` and
+/// `transcendental` alike.
+GroupFlops group_flops(const GroupView& v, int gemm_tile_m = 0, int gemm_tile_n = 0, const DeviceSpec* d = nullptr);
+/// FLOP-equivalents per element of transcendental op `op` on d: its
+/// probe-measured ns per element (DeviceSpec::transcendental_ns) × one
+/// core's FP32 rate (fp32_TFLOPs × 1000 / sm_count FLOP per ns) when d
+/// lists it, else costmodel/flops.cpp's estimate.
+double transcendental_weight(std::string_view op, const DeviceSpec& d);
+/// Elements each transcendental op of the group evaluates (output elements ×
+/// times computed, GroupFlops::times), by op name.
+std::map<std::string, double, std::less<>> transcendental_elems(const GroupView& v, const GroupFlops& f);
+/// Σ elements × transcendental_weight on d: the transcendental
+/// FLOP-equivalents of a group on d from its transcendental_elems.
+double transcendental_flops(const std::map<std::string, double, std::less<>>& elems, const DeviceSpec& d);
 /// Padding factor of a gemm() call of m × n outputs on tm × tn micro-tiles:
 /// ceil(m/tm)·tm·ceil(n/tn)·tn / (m·n) (a factor of 1 where a tile size or
 /// the shape is 0). E.g. m 128, n 1 on 6 × 16 tiles: 132·16 / 128 = 16.5.

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costmodel/cost_detail.h"
 #include "graph/graph.h"
 
 #ifndef FUSEPLAN_SOURCE_DIR
@@ -122,6 +123,18 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "select_step_ns", d.select_step_ns, false, ctx);  // absent: 0 (no max/min-chain term)
   get_number(j, "spill_penalty", d.spill_penalty, false, ctx);
   get_number(j, "min_occupancy_for_full_bw", d.min_occupancy_for_full_bw, false, ctx);
+
+  if (auto it = j.find("transcendental_ns"); it != j.end()) {
+    if (gpu) throw Error(ctx + ": field 'transcendental_ns' is for CPU devices (GPU transcendentals are priced through e_cmp)");
+    if (!it->is_object()) throw Error(ctx + ": field 'transcendental_ns' must be an object mapping op name to ns per element");
+    for (const auto& [op, v] : it->items()) {
+      if (!costmodel_detail::is_transcendental(op))
+        throw Error(ctx + ": transcendental_ns['" + op + "']: not a transcendental op (costmodel/flops.cpp lists them)");
+      if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 1e6))
+        throw Error(ctx + ": transcendental_ns['" + op + "'] must be a number of ns in (0, 1e6], got " + v.dump());
+      d.transcendental_ns[op] = v.get<double>();
+    }
+  }
 
   if (auto it = j.find("calibrated"); it != j.end()) {
     if (!it->is_boolean()) throw Error(ctx + ": field 'calibrated' must be true or false");
@@ -330,6 +343,11 @@ std::string device_to_json(const DeviceSpec& d) {
   j["e_cmp"] = d.e_cmp;
   j["e_contraction"] = d.e_contraction;
   j["e_transcendental"] = d.e_transcendental;
+  if (!d.transcendental_ns.empty()) {
+    ojson t = ojson::object();
+    for (const auto& [op, ns] : d.transcendental_ns) t[op] = ns;
+    j["transcendental_ns"] = std::move(t);
+  }
   j["reduce_step_ns"] = d.reduce_step_ns;
   j["select_step_ns"] = d.select_step_ns;
   j["pool_step_ns"] = d.pool_step_ns;

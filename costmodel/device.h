@@ -3,6 +3,7 @@
 // configs/devices/<name>.json; every figure there carries a `sources` entry.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -107,6 +108,14 @@ struct DeviceSpec {
   // term). The CPU backend calls scalar libm for them (-fno-fast-math), far
   // below the vector mul/add rate e_cmp describes; calibration fits it on CPU devices.
   double e_transcendental = 0;
+  // CPU: measured time of each transcendental op per element, ns, one core
+  // (op name → ns; `fuseplan probe`: the scalar call the CPU backend emits,
+  // in its loop, inputs uniform in [-1, 1]; profiling/probe_transcendental.h).
+  // An op listed here is priced at ns × (fp32_TFLOPs / sm_count) × 1000
+  // FLOP-equivalents per element (the FP32 issue slots it occupies) instead
+  // of costmodel/flops.cpp's estimate; e_transcendental then scales them all
+  // (1 = the probe's speed). Empty: the estimates.
+  std::map<std::string, double, std::less<>> transcendental_ns;
   // Serial accumulation step of an adding reduction primitive (ReduceSum/
   // Mean/Prod, GlobalAveragePool; not max/min, not the pooling library), ns
   // per reduced input element beyond the first kReduceOverlapSteps of each

@@ -355,7 +355,30 @@ double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
 
 }  // namespace
 
-GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n) {
+double transcendental_weight(std::string_view op, const DeviceSpec& d) {
+  if (auto it = d.transcendental_ns.find(op); it != d.transcendental_ns.end())
+    return it->second * d.fp32_TFLOPs * 1000 / std::max(1, d.sm_count);
+  return elementwise_per_elem(op);
+}
+
+std::map<std::string, double, std::less<>> transcendental_elems(const GroupView& v, const GroupFlops& f) {
+  std::map<std::string, double, std::less<>> out;
+  for (std::size_t i = 0; i < v.order.size(); ++i) {
+    NodeId n = v.order[i];
+    const NodeFacts& nf = node_facts(v.g, n);
+    if (!nf.transcendental || nf.flops <= 0) continue;
+    out[v.g.node(n).op] += static_cast<double>(v.g.numel(n)) * f.times[i];
+  }
+  return out;
+}
+
+double transcendental_flops(const std::map<std::string, double, std::less<>>& elems, const DeviceSpec& d) {
+  double total = 0;
+  for (const auto& [op, n] : elems) total += n * transcendental_weight(op, d);
+  return total;
+}
+
+GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, const DeviceSpec* d) {
   const Graph& g = v.g;
   const std::size_t k = v.order.size();
   GroupFlops out;
@@ -404,6 +427,12 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n) {
       out.gemm_pack_elems += gemms * gemm_pack_elems(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
       out.gemm_microkernels += gemms * gemm_microkernel_runs(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
     } else if (f > 0 && nf.transcendental) {
+      if (d && !d->transcendental_ns.empty()) {  // the device's measured weight in place of the estimate
+        const std::string& op = g.node(n).op;
+        const double on_device = static_cast<double>(g.numel(n)) * out.times[i] * transcendental_weight(op, *d);
+        out.other += on_device - f;
+        f = on_device;
+      }
       out.transcendental += f;
     }
     out.im2col_elems += nf.im2col_elems * out.times[i];

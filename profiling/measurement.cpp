@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costmodel/cost_detail.h"
 #include "emit/files.h"
 
 namespace fuseplan {
@@ -164,6 +165,11 @@ std::string record_to_json(const MeasurementRecord& r) {
                     {"predicted_us", r.predicted_us},
                     {"bound", r.bound}};
   if (f.graph_bytes >= 0) j["predicted"]["graph_bytes"] = f.graph_bytes;
+  if (!f.transcendental_elems.empty()) {
+    ojson t = ojson::object();
+    for (const auto& [op, n] : f.transcendental_elems) t[op] = n;
+    j["predicted"]["transcendental_elems"] = std::move(t);
+  }
   ojson m = {{"median_us", r.median_us}, {"min_us", r.min_us},           {"max_us", r.max_us},
              {"repetitions", r.repetitions}, {"flushed", r.flushed}};
   auto opt = [&](const char* k, double v) {
@@ -237,6 +243,19 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.graph_bytes = get_or<double>(p, "graph_bytes", -1, pc);
   if (p.contains("graph_bytes") && !(r.features.graph_bytes >= 0 && std::isfinite(r.features.graph_bytes)))
     throw Error(pc + ": field 'graph_bytes' must be a number >= 0, got " + nlohmann::json(r.features.graph_bytes).dump());
+  // Absent before the sixteenth session: the transcendental FLOPs are
+  // flops_transcendental at the estimates; refeature re-derives them.
+  if (auto it = p.find("transcendental_elems"); it != p.end()) {
+    if (!it->is_object())
+      throw Error(pc + ": field 'transcendental_elems' must be an object mapping op name to elements, got " + it->dump());
+    for (const auto& [op, v] : it->items()) {
+      if (!costmodel_detail::is_transcendental(op))
+        throw Error(pc + ": transcendental_elems['" + op + "']: not a transcendental op");
+      if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+        throw Error(pc + ": transcendental_elems['" + op + "'] must be a number >= 0, got " + v.dump());
+      r.features.transcendental_elems[op] = v.get<double>();
+    }
+  }
   r.level = get_or<std::string>(p, "level", "", pc);
   r.t_mem_us = get_or<double>(p, "t_mem_us", 0, pc);
   r.t_compute_us = get_or<double>(p, "t_compute_us", 0, pc);

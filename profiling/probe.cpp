@@ -25,6 +25,7 @@
 
 #include "graph/graph.h"
 #include "profiling/probe_gemm.h"
+#include "profiling/probe_transcendental.h"
 #include "profiling/cpu_profiler.h"
 
 namespace fuseplan {
@@ -668,6 +669,24 @@ ProbeResult run_probe(std::ostream* log) {
     d.gemm_microkernel_ns = 0;
     d.sources["gemm_microkernel_ns"] = std::string("0: not measured (") + e.what() + ")";
     say(std::string("gemm() micro-kernel not measured, term left at 0: ") + e.what());
+  }
+  // Each transcendental op's own time per element: no training model has
+  // every function, and libm's speeds differ (tanhf 3-4× erff), so one
+  // fitted efficiency over estimated weights mis-prices the functions it
+  // never saw (docs/calibration.md, third rule).
+  try {
+    std::string note;
+    d.transcendental_ns = transcendental_ns(note);
+    d.e_transcendental = 1;
+    d.sources["transcendental_ns"] = note + ", " + measured;
+    d.sources["e_transcendental"] =
+        "1: the probe's speed (transcendental_ns); fuseplan calibrate fits it as one scale over all of them, "
+        "docs/calibration.md";
+    say("transcendental ops: " + note);
+  } catch (const Error& e) {
+    d.transcendental_ns.clear();
+    d.sources["transcendental_ns"] = std::string("not measured (") + e.what() + "): FLOP-equivalent estimates";
+    say(std::string("transcendental ops not measured, estimates used: ") + e.what());
   }
 
   // CPU analogues of the GPU resource fields.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <span>
+#include <tuple>
 #include <vector>
 #include <fstream>
 #include <sstream>
@@ -45,6 +46,7 @@ MeasurementRecord sample_record() {
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
   r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3, 19600, 5632, 22, 1791496};
+  r.features.transcendental_elems = {{"Erf", 32}};  // 512 = 32 × 16 at the estimate
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -85,6 +87,27 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(record_to_json(old).find("graph_bytes"), std::string::npos);
   EXPECT_EQ(record_from_json(record_to_json(old)).features.graph_bytes, -1);
   EXPECT_EQ(b.features.gemm_pack_elems, 5632);
+  EXPECT_EQ(b.features.transcendental_elems.at("Erf"), 32);
+  // Before the sixteenth session: no elements per op (the estimates price flops_transcendental).
+  MeasurementRecord before = a;
+  before.features.transcendental_elems.clear();
+  EXPECT_EQ(record_to_json(before).find("transcendental_elems"), std::string::npos);
+  EXPECT_TRUE(record_from_json(record_to_json(before)).features.transcendental_elems.empty());
+  // An op that is not transcendental, or a negative count, is refused by name.
+  for (const auto& [from, to, needle] :
+       {std::tuple<const char*, const char*, const char*>{"{\"Erf\":32", "{\"Relu\":32", "transcendental_elems['Relu']: not a transcendental op"},
+        {"{\"Erf\":32", "{\"Erf\":-1", "transcendental_elems['Erf'] must be a number >= 0"}}) {
+    std::string bad = line;
+    const auto at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << bad;
+    bad.replace(at, std::string(from).size(), to);
+    try {
+      record_from_json(bad);
+      ADD_FAILURE() << "accepted " << to;
+    } catch (const fuseplan::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
   EXPECT_EQ(b.features.gemm_microkernels, 22);
   EXPECT_EQ(b.features, a.features);
   EXPECT_EQ(b.cycles, -1);  // not measured stays absent

@@ -694,6 +694,44 @@ TEST(CostCpu, TranscendentalFlopsAtTheirOwnEfficiency) {
   EXPECT_FALSE(costmodel_detail::is_transcendental("Div"));
 }
 
+// With the probe's table (DeviceSpec::transcendental_ns), a listed op costs
+// its measured ns per element × one core's FP32 rate in FLOP-equivalents:
+// Tanh at 12 ns on a 2-core, 1 TFLOP/s device is 12 × 1000 / 2 = 6000 per
+// element, so its 65536 elements take 65536 × 12 ns / 2 cores = 393.216 µs
+// at e_transcendental 1. An op the table does not list keeps the estimate,
+// and the features price the same through predict_us.
+TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
+  constexpr int64_t S = 65536;
+  GraphBuilder b;
+  NodeId x = b.input("x", {S});
+  NodeId t = b.op("t", "Tanh", OpClass::elementwise, {S}, {x});
+  NodeId e = b.op("e", "Exp", OpClass::elementwise, {S}, {t});
+  NodeId y = b.op("y", "Mul", OpClass::broadcast, {S}, {e, x});
+  Graph g = b.finish({y});
+  Group grp = make_group(g, {"t", "e", "y"});
+  DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s = 1e6 FLOP/us, e_cmp 0.7
+  d.sm_count = 2;
+  d.e_transcendental = 1;
+  d.transcendental_ns = {{"Tanh", 12.0}};
+  EXPECT_DOUBLE_EQ(costmodel_detail::transcendental_weight("Tanh", d), 6000);
+  EXPECT_DOUBLE_EQ(costmodel_detail::transcendental_weight("Exp", d), 8);  // not listed: the estimate
+  GroupCost c = cost(g, grp, d, true);
+  EXPECT_DOUBLE_EQ(c.flops, 6000.0 * S + 8.0 * S + 1.0 * S);
+  EXPECT_NEAR(c.t_compute_us, 65536 * 12e-3 / 2 + 8.0 * S / 1e6 + 1.0 * S / (1e6 * 0.7), 1e-9);
+  EXPECT_NE(c.breakdown.find("t: 393216000"), std::string::npos) << c.breakdown;
+  EXPECT_NE(c.breakdown.find("probe-measured"), std::string::npos) << c.breakdown;
+  // The features hold the elements per op (device-independent) and the
+  // estimates; predict_us applies the device's weights to them.
+  CostFeatures f = cost_features(g, grp, d);
+  EXPECT_EQ(f.transcendental_elems, (std::map<std::string, double, std::less<>>{{"Exp", S}, {"Tanh", S}}));
+  EXPECT_DOUBLE_EQ(f.flops_transcendental, 24.0 * S);  // 16 + 8 at the estimates
+  EXPECT_NEAR(predict_us(f, d), c.predicted_us, 1e-9);
+  // Without the table, the estimates (Tanh 16).
+  d.transcendental_ns.clear();
+  EXPECT_DOUBLE_EQ(cost(g, grp, d).flops, 25.0 * S);
+  EXPECT_NEAR(predict_us(f, d), cost(g, grp, d).predicted_us, 1e-9);
+}
+
 // Serial reduction steps (ReduceSum over 1024-element rows: per row, the
 // steps beyond the kReduceOverlapSteps = 64 that overlap the previous row;
 // ReduceMax: select steps) and pooling window steps (MaxPool: output ×

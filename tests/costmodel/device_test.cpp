@@ -81,6 +81,7 @@ void expect_same(const DeviceSpec& a, const DeviceSpec& b) {
   EXPECT_EQ(a.gemm_tile_m, b.gemm_tile_m);
   EXPECT_EQ(a.gemm_tile_n, b.gemm_tile_n);
   EXPECT_EQ(a.e_transcendental, b.e_transcendental);
+  EXPECT_EQ(a.transcendental_ns, b.transcendental_ns);
   EXPECT_EQ(a.reduce_step_ns, b.reduce_step_ns);
   EXPECT_EQ(a.pool_step_ns, b.pool_step_ns);
   EXPECT_EQ(a.select_step_ns, b.select_step_ns);
@@ -231,6 +232,36 @@ TEST(Device, MissingOrMistypedFieldIsNamed) {
                                                .string());
     EXPECT_NE(msg.find("'dram_bw_GBps' must be positive"), std::string::npos) << msg;
   }
+}
+
+// The probe's per-op table (DeviceSpec::transcendental_ns): round-trips on a
+// CPU device; a GPU device, an op that is not transcendental, or a time out
+// of (0, 1e6] ns is one named error.
+TEST(Device, TranscendentalTableIsCpuOnlyAndNamesKnownOps) {
+  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu")));
+  {
+    nlohmann::json t = cpu;
+    t["transcendental_ns"] = {{"Sigmoid", 3.25}, {"Tanh", 11.5}};
+    const DeviceSpec d = fuseplan::load_device(temp_file("tns.json", t.dump()).string());
+    ASSERT_EQ(d.transcendental_ns.size(), 2u);
+    EXPECT_EQ(d.transcendental_ns.at("Sigmoid"), 3.25);
+    const DeviceSpec back = fuseplan::load_device(temp_file("tns2.json", fuseplan::device_to_json(d)).string());
+    EXPECT_EQ(back.transcendental_ns, d.transcendental_ns);
+  }
+  for (const auto& [table, needle] :
+       {std::pair<nlohmann::json, const char*>{{{"Relu", 1.0}}, "transcendental_ns['Relu']: not a transcendental op"},
+        {{{"Exp", -1.0}}, "transcendental_ns['Exp'] must be a number of ns in (0, 1e6]"},
+        {{{"Exp", "fast"}}, "transcendental_ns['Exp'] must be a number"},
+        {nlohmann::json::array({1, 2}), "'transcendental_ns' must be an object"}}) {
+    nlohmann::json t = cpu;
+    t["transcendental_ns"] = table;
+    const std::string msg = thrown_message(temp_file("badtns.json", t.dump()).string());
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  }
+  nlohmann::json gpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("h100-sxm")));
+  gpu["transcendental_ns"] = {{"Exp", 1.0}};
+  const std::string msg = thrown_message(temp_file("gputns.json", gpu.dump()).string());
+  EXPECT_NE(msg.find("'transcendental_ns' is for CPU devices"), std::string::npos) << msg;
 }
 
 TEST(Device, DataDirHonoursEnvironment) {
