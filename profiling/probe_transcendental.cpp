@@ -47,9 +47,8 @@ std::string probe_source() {
   }
   s << "extern \"C\" void fp_probe_transcendental(void** b) {\n"
     << "  double* out = static_cast<double*>(b[0]);\n"
-    // x and y 128 bytes apart modulo 4 KiB: without it, where the allocator
-    // puts them decides whether each load waits on a store to the same 4 KiB
-    // offset (4K aliasing), which made Exp 1.7x slower in some runs.
+    // x and y 128 bytes apart modulo 4 KiB whatever the allocator does, so
+    // no load waits on a store to the same 4 KiB offset (4K aliasing).
     << "  std::vector<float> buf(2 * 8192 + 32), e(1, 3.0f);\n"
     << "  float* x = buf.data(); float* y = buf.data() + 8192 + 32;\n"
     << "  std::mt19937_64 rng(7);\n  std::uniform_real_distribution<double> u(-1.0, 1.0);\n"
