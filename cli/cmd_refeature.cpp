@@ -5,8 +5,10 @@
 // is searched again exactly as `fuseplan measure` did (its device, strategy
 // and bound dims); the record is refused unless the model's SHA-256, the
 // plan id and the group key all match, and unless the re-derived features
-// reproduce the record's predicted time on its device (the model changed
-// otherwise). Only `predicted`'s features change; measured times stay.
+// reproduce the record's predicted time on its device, with the features
+// the record lacks at their absent values (the model changed otherwise).
+// Only `predicted` changes (features, and the times they give on the
+// record's device); measured times stay.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -89,12 +91,27 @@ void run_refeature(const RefeatureArgs& a) {
           group_key(*s.graph, s.plan.groups[r.group]) != r.group_key)
         throw Error(ctx + ": group key differs from the record's");
       CostFeatures f = cost_features(*s.graph, s.plan.groups[r.group], s.device);
-      double p = predict_us(f, s.device);
+      // The check prices the features the record was written without at
+      // their absent values, as the code that wrote it did: a term added
+      // since may change the time, nothing else may.
+      CostFeatures as_written = f;
+      if (r.features.bytes_read_sources == 0) as_written.bytes_read_sources = 0;
+      if (r.features.graph_bytes < 0) as_written.graph_bytes = -1;
+      if (r.features.transcendental_elems.empty()) as_written.transcendental_elems.clear();
+      double p = predict_us(as_written, s.device);
       if (std::fabs(p - r.predicted_us) > 1e-6 * std::max(1.0, std::fabs(r.predicted_us)))
         throw Error(ctx + ": the re-derived features predict " + fmt(p, 6) + " us on " + r.device + ", the record " +
                     fmt(r.predicted_us, 6) + " us (the cost model changed beyond the new terms; re-measure)");
       changed += !(f == r.features);
       r.features = f;
+      // The prediction becomes today's, with the new terms: what `measure`
+      // writes now, and what a second refeature checks against.
+      const GroupCost c = cost(*s.graph, s.plan.groups[r.group], s.device);
+      r.t_mem_us = c.t_mem_us;
+      r.t_compute_us = c.t_compute_us;
+      r.launch_us = c.launch_us;
+      r.predicted_us = c.predicted_us;
+      r.bound = c.bound;
       ++total;
     }
     std::ostringstream lines;

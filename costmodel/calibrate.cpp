@@ -179,7 +179,8 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   } else {
     double ws = f.bytes_read + f.bytes_written;
     double wa = costmodel_detail::write_allocate_bytes(f.bytes_written, f.graph_bytes, d);
-    mem[L.column_of_level(cpu_level_index(ws, d))] = ws - wa;
+    mem[L.column_of_level(cpu_level_index(ws, d))] = ws - wa - f.bytes_read_sources;
+    mem[L.column_of_level(cpu_level_index(std::numeric_limits<double>::infinity(), d))] += f.bytes_read_sources;
     if (L.write_allocate >= 0) mem[L.write_allocate] = wa;
     mem[L.spill] = f.spill_bytes_raw;
   }
@@ -269,6 +270,7 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   CostFeatures f;
   f.bytes_read = c.bytes_read - c.spill_bytes / 2;
   f.bytes_written = c.bytes_written - c.spill_bytes / 2;
+  f.bytes_read_sources = c.bytes_read_sources;
   if (c.spill_bytes > 0) {
     DeviceSpec unit = d;
     unit.spill_penalty = 1;

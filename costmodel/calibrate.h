@@ -19,6 +19,7 @@ namespace fuseplan {
 /// needs no model files.
 struct CostFeatures {
   double bytes_read = 0;         // external inputs (× passes), spill excluded
+  double bytes_read_sources = 0; // the part of bytes_read from sources (CPU: at the DRAM rate); 0 in older records
   double bytes_written = 0;      // materialised outputs, spill excluded
   double spill_bytes_raw = 0;    // register-spill traffic before spill_penalty
   double flops_contraction = 0;  // FLOP-equivalents at the contraction peak

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "costmodel/cost_detail.h"
@@ -152,6 +153,14 @@ double llc_bytes(const DeviceSpec& d) {
 
 namespace {
 
+}  // namespace
+
+double costmodel_detail::cpu_dram_bw(const DeviceSpec& d) {
+  return cpu_level(std::numeric_limits<double>::infinity(), d).second;
+}
+
+namespace {
+
 double cpu_l1_bw(const DeviceSpec& d) {
   for (const CacheLevel& c : d.caches)
     if (c.bw_GBps > 0) return c.bw_GBps;  // ascending size: the first is L1
@@ -265,8 +274,12 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   }
   std::sort(inputs.begin(), inputs.end());
   inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-  double read = 0, written = 0;
-  for (NodeId n : inputs) read += input_bytes_read(g, v, n);
+  double read = 0, written = 0, read_sources = 0;
+  for (NodeId n : inputs) {
+    const double b = input_bytes_read(g, v, n);
+    read += b;
+    if (g.op_class(n) == OpClass::source) read_sources += b;
+  }
   for (NodeId n : grp.materialised)
     if (g.op_class(n) != OpClass::source) written += static_cast<double>(g.bytes(n));
   // A multipass group whose row fits no block re-reads its inputs once per
@@ -275,6 +288,7 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   if (grp.kind == GroupKind::multipass && !fits_row_resident(reduction_row_bytes(v), d)) {
     for (NodeId n : v.order) passes += g.op_class(n) == OpClass::reduction;
     read *= passes;
+    read_sources *= passes;
   }
 
   // --- FLOPs with recomputation, registers, spills, occupancy ---
@@ -314,7 +328,11 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   } else {
     std::tie(level, bw) = cpu_level(read + written, d);
     write_allocate = write_allocate_bytes(written, c.graph_bytes, d);
-    c.t_mem_us = safe_div((read + written - write_allocate) * kUsPerByteAtGBps, bw * d.e_mem) +
+    // Sources start a plan's run in memory (tensors earlier groups wrote are
+    // still in cache): their bytes at the DRAM rate, the rest at the level.
+    c.bytes_read_sources = read_sources;
+    c.t_mem_us = safe_div((read - read_sources + written - write_allocate) * kUsPerByteAtGBps, bw * d.e_mem) +
+                 safe_div(read_sources * kUsPerByteAtGBps, cpu_dram_bw(d) * d.e_mem) +
                  safe_div(write_allocate * kUsPerByteAtGBps, d.write_allocate_bw_GBps * d.e_mem) +
                  safe_div(r.spill_bytes * kUsPerByteAtGBps, cpu_l1_bw(d) * d.e_mem);
   }
@@ -411,6 +429,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
     << " GB/s × e_mem " << fixed(d.e_mem, 2);
   if (d.is_gpu()) o << " × occupancy factor " << fixed(occ_factor, 2);
   o << ")";
+  if (c.bytes_read_sources > 0 && !d.is_gpu())
+    o << ", of which " << fixed(c.bytes_read_sources) << " B read from sources at DRAM " << fixed(cpu_dram_bw(d), 1)
+      << " GB/s";
   if (write_allocate > 0)
     o << ", of which " << fixed(write_allocate) << " B written "
       << (fits_llc(c.graph_bytes, d) ? "beyond the " + fixed_text(d.store_buffer_bytes, 0) + " B store queue"

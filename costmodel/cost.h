@@ -25,6 +25,7 @@ struct GroupCost {
   double gemm_calls = 0;        // library GEMM calls the group's kernel makes (per contraction: 1 + batch of a MatMul, 1 + N·group of a Conv)
   double t_calls_us = 0;        // gemm_calls × DeviceSpec::gemm_call_us, µs
   double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads
+  double bytes_read_sources = 0;  // bytes of bytes_read from those sources (CPU: priced at the DRAM bandwidth)
   double t_sources_us = 0;      // sources_read × DeviceSpec::source_read_us, µs
   double graph_bytes = 0;       // graph_footprint_bytes of the group's graph, bytes (the store stall's regime)
   double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: a group writing in a graph

@@ -177,6 +177,10 @@ bool is_transcendental(std::string_view op);
 /// Effective efficiency of transcendental FLOPs on d (e_transcendental, or e_cmp when 0).
 inline double transcendental_efficiency(const DeviceSpec& d) { return d.e_transcendental > 0 ? d.e_transcendental : d.e_cmp; }
 
+/// CPU: the bandwidth, GB/s, of the level a working set no cache holds is
+/// priced at (the caches' DRAM entry, else dram_bw_GBps): where a group's
+/// source bytes come from.
+double cpu_dram_bw(const DeviceSpec& d);
 /// CPU: whether a graph of `graph_bytes` (graph_footprint_bytes; < 0:
 /// unknown, an older record: taken as beyond) fits in d's LLC (llc_bytes).
 inline bool fits_llc(double graph_bytes, const DeviceSpec& d) { return graph_bytes >= 0 && graph_bytes <= llc_bytes(d); }

@@ -144,6 +144,7 @@ std::string record_to_json(const MeasurementRecord& r) {
   j["threads"] = r.threads;
   const CostFeatures& f = r.features;
   j["predicted"] = {{"bytes_read", f.bytes_read},
+                    {"bytes_read_sources", f.bytes_read_sources},
                     {"bytes_written", f.bytes_written},
                     {"spill_bytes_raw", f.spill_bytes_raw},
                     {"flops_contraction", f.flops_contraction},
@@ -217,6 +218,8 @@ MeasurementRecord record_from_json(const std::string& line) {
   const std::string pc = ctx + ".predicted";
   r.features.bytes_read = get<double>(p, "bytes_read", pc);
   r.features.bytes_written = get<double>(p, "bytes_written", pc);
+  // Absent before the sixteenth session: 0 (every byte at the working set's level); refeature derives it.
+  r.features.bytes_read_sources = get_or<double>(p, "bytes_read_sources", 0, pc);
   r.features.spill_bytes_raw = get_or<double>(p, "spill_bytes_raw", 0, pc);
   r.features.flops_contraction = get<double>(p, "flops_contraction", pc);
   r.features.flops_other = get<double>(p, "flops_other", pc);
@@ -265,7 +268,11 @@ MeasurementRecord record_from_json(const std::string& line) {
   // The features are counts and sizes: a negative or non-finite one (an
   // edited record) would be fitted as if it were measured.
   const CostFeatures& f = r.features;
-  for (auto [key, v] : {std::pair{"bytes_read", f.bytes_read}, {"bytes_written", f.bytes_written},
+  if (f.bytes_read_sources > f.bytes_read)
+    throw Error(pc + ": field 'bytes_read_sources' (" + nlohmann::json(f.bytes_read_sources).dump() +
+                ") exceeds bytes_read (" + nlohmann::json(f.bytes_read).dump() + ")");
+  for (auto [key, v] : {std::pair{"bytes_read", f.bytes_read}, {"bytes_read_sources", f.bytes_read_sources},
+                        {"bytes_written", f.bytes_written},
                         {"spill_bytes_raw", f.spill_bytes_raw}, {"flops_contraction", f.flops_contraction},
                         {"flops_other", f.flops_other}, {"gemm_calls", f.gemm_calls},
                         {"flops_transcendental", f.flops_transcendental}, {"reduction_steps", f.reduction_steps},

@@ -47,6 +47,7 @@ MeasurementRecord sample_record() {
   r.threads = 1;
   r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3, 19600, 5632, 22, 1791496};
   r.features.transcendental_elems = {{"Erf", 32}};  // 512 = 32 × 16 at the estimate
+  r.features.bytes_read_sources = 256;
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -88,6 +89,20 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(record_from_json(record_to_json(old)).features.graph_bytes, -1);
   EXPECT_EQ(b.features.gemm_pack_elems, 5632);
   EXPECT_EQ(b.features.transcendental_elems.at("Erf"), 32);
+  EXPECT_EQ(b.features.bytes_read_sources, 256);
+  {  // Source bytes beyond the bytes read are refused (an edited record).
+    std::string bad = line;
+    const auto at = bad.find("\"bytes_read_sources\":256");
+    ASSERT_NE(at, std::string::npos) << bad;
+    bad.replace(at, std::string("\"bytes_read_sources\":256").size(), "\"bytes_read_sources\":4096");
+    try {
+      record_from_json(bad);
+      ADD_FAILURE() << "accepted bytes_read_sources 4096 > bytes_read 1024";
+    } catch (const fuseplan::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'bytes_read_sources' (4096) exceeds bytes_read (1024)"), std::string::npos)
+          << e.what();
+    }
+  }
   // Before the sixteenth session: no elements per op (the estimates price flops_transcendental).
   MeasurementRecord before = a;
   before.features.transcendental_elems.clear();

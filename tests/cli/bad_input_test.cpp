@@ -8,6 +8,8 @@
 #include <string>
 
 #include "cli_util.h"
+#include "costmodel/calibrate.h"
+#include "profiling/measurement.h"
 #include "profiling/tensor_data.h"
 
 namespace fuseplan {
@@ -370,6 +372,33 @@ TEST(CliRefeature, EachWarningIsPrintedOnce) {
   ASSERT_EQ(r.code, 0) << r.err;
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
   EXPECT_EQ(r.err_lines()[0].rfind("fuseplan: warning: --batch 2 is ignored", 0), 0u) << r.err;
+}
+
+// Regression: refeature refused a record it had already re-derived (its
+// check priced the new features against the measurement-time prediction);
+// it now rewrites the prediction too, so a second pass gives the same file.
+TEST(CliRefeature, ASecondPassAcceptsAndKeepsItsOwnOutput) {
+  const std::string dir = fresh_dir("refeature-twice");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  Result m = fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,cost", "--repeat", "1", "-o",
+                       dir + "/m.jsonl"});
+  ASSERT_EQ(m.code, 0) << m.err;
+  // As an older record: without the source bytes and the graph footprint,
+  // and the time the model gave without them (a store stall in every group).
+  std::string old;
+  for (MeasurementRecord r : read_records(dir + "/m.jsonl")) {
+    r.features.bytes_read_sources = 0;
+    r.features.graph_bytes = -1;
+    r.predicted_us = predict_us(r.features, load_device(r.device));
+    old += record_to_json(r) + "\n";
+  }
+  write(dir, "old.jsonl", old);
+  Result a = fuseplan({"refeature", dir + "/old.jsonl", "--models", dir, "-o", dir + "/a"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  Result b = fuseplan({"refeature", dir + "/a/old.jsonl", "--models", dir, "-o", dir + "/b"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(slurp(dir + "/b/old.jsonl"), slurp(dir + "/a/old.jsonl"));
+  EXPECT_NE(slurp(dir + "/a/old.jsonl").find("\"graph_bytes\""), std::string::npos);
 }
 
 // run --inputs x=a.npy,x=b.npy ran with b.npy for x and said nothing.

@@ -379,15 +379,46 @@ TEST(CostCpu, WorkingSetThatFitsL2UsesL2Bandwidth) {
   Graph g = many_sigmoids(1, 65536);
   GroupCost c = cost(g, make_group(g, {"y0"}), d);
   EXPECT_DOUBLE_EQ(c.bytes(), 524288);
-  EXPECT_DOUBLE_EQ(c.t_mem_us, 524288 / (1000 * 1e3 * d.e_mem));
+  // The output at L2; the input is a graph input: DRAM (50 GB/s).
+  EXPECT_DOUBLE_EQ(c.t_mem_us, 262144 / (1000 * 1e3 * d.e_mem) + 262144 / (50 * 1e3 * d.e_mem));
   EXPECT_DOUBLE_EQ(c.occupancy, 1.0);
   EXPECT_DOUBLE_EQ(c.launch_us, 5);
-  // 4 KiB in + out fits L1.
+  // 4 KiB in + out fits L1 (the 2 KiB input from DRAM).
   Graph small = many_sigmoids(1, 512);
-  EXPECT_DOUBLE_EQ(cost(small, make_group(small, {"y0"}), d).t_mem_us, 4096 / (2000 * 1e3));
+  EXPECT_DOUBLE_EQ(cost(small, make_group(small, {"y0"}), d).t_mem_us, 2048 / (2000 * 1e3) + 2048 / (50 * 1e3));
   // 256 MiB fits no cache: DRAM.
   Graph big = many_sigmoids(1, 32 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"y0"}), d).t_mem_us, 256.0 * 1024 * 1024 / (50 * 1e3));
+}
+
+// Sources (graph inputs, weights) start a run in memory: their bytes at the
+// DRAM bandwidth, a tensor an earlier group wrote at the working set's level.
+// t = x + bias reads 8192 B of sources and writes 4096 B, all within L1
+// (2000 GB/s): 4096 B / 2000 GB/s + 8192 B / 50 GB/s = 0.165888 us; y =
+// Relu(t) reads t, produced in the run: 8192 B / 2000 GB/s = 0.004096 us.
+TEST(CostCpu, SourceBytesAtTheDramBandwidth) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {1024});
+  NodeId bias = b.weight("bias", {1024});
+  NodeId t = b.op("t", "Add", OpClass::elementwise, {1024}, {x, bias});
+  NodeId y = b.op("y", "Relu", OpClass::elementwise, {1024}, {t});
+  Graph g = b.finish({y});
+  DeviceSpec d = testing::cpu_spec();
+  GroupCost ct = cost(g, make_group(g, {"t"}), d, true);
+  EXPECT_DOUBLE_EQ(ct.bytes_read_sources, 8192);
+  EXPECT_NEAR(ct.t_mem_us, 0.165888, 1e-12);
+  EXPECT_NE(ct.breakdown.find("of which 8192 B read from sources at DRAM 50.0 GB/s"), std::string::npos)
+      << ct.breakdown;
+  GroupCost cy = cost(g, make_group(g, {"y"}), d);
+  EXPECT_DOUBLE_EQ(cy.bytes_read_sources, 0);
+  EXPECT_NEAR(cy.t_mem_us, 0.004096, 1e-12);
+  // The features carry the source bytes; predict_us prices them the same.
+  for (const char* name : {"t", "y"}) {
+    const Group grp = make_group(g, {name});
+    const CostFeatures f = cost_features(g, grp, d);
+    EXPECT_EQ(f.bytes_read_sources, std::string(name) == "t" ? 8192 : 0);
+    EXPECT_NEAR(predict_us(f, d), cost(g, grp, d).predicted_us, 1e-12) << name;
+  }
 }
 
 // A CPU fixed term: with `set` applied to d, grp costs `added_us` more,
