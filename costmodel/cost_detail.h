@@ -110,7 +110,8 @@ struct GroupFlops {
   double gemm_calls = 0;      // library GEMM calls of the contraction nodes (1 + batch of a MatMul, 1 + N·group of a Conv)
   double transcendental = 0;  // the part of `other` from transcendental ops (is_transcendental)
   double reduction_steps = 0; // serial steps of emitted adding reductions (sum/mean/prod) × times computed:
-                              // per output, the row length beyond kReduceOverlapSteps
+                              // per output, the row length beyond kReduceOverlapSteps; and of CumSum, per
+                              // chain along its axis, the chain length beyond it
   double select_steps = 0;    // reduced input elements of emitted ReduceMax/ReduceMin × times computed
   double pool_steps = 0;      // window elements of MaxPool/AveragePool (output × kernel window) × times computed
   double im2col_elems = 0;    // elements of the im2col matrices the group's Convs write × times computed

@@ -439,6 +439,15 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
     // Serial reduction chains (emitted reduce loops), pooling-library window
     // steps (DeviceSpec::reduce_step_ns, select_step_ns, pool_step_ns).
     const Primitive& p = g.node(n);
+    if (p.op_class == OpClass::scan && p.op == "CumSum" && p.out.known && p.out.rank() > 0) {
+      // cumsum() runs each chain along the axis as acc = acc + x: serial
+      // steps like an adding reduction's row (emit/cpu/runtime.h).
+      const int axis = static_cast<int>(p.attr_int("axis", 0));
+      const double len = axis >= 0 && axis < p.out.rank() ? static_cast<double>(p.out.shape[axis]) : 0;
+      if (len > 0)
+        out.reduction_steps += static_cast<double>(g.numel(n)) / len * std::max(0.0, len - kReduceOverlapSteps) * out.times[i];
+      continue;
+    }
     if (p.op_class != OpClass::reduction) continue;
     if (nf.is_pool)
       out.pool_steps += static_cast<double>(g.numel(n)) * nf.pool_window * out.times[i];

@@ -763,6 +763,28 @@ TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
   EXPECT_NEAR(predict_us(f, d), cost(g, grp, d).predicted_us, 1e-9);
 }
 
+// CumSum runs each chain along its axis as one dependent add per element:
+// [2, 1000] along axis 1 is 2 chains of 1000, each 1000 - 64 steps beyond
+// the overlap window, at reduce_step_ns (0.5 ns: 2 × 936 × 0.5 = 936 ns);
+// along axis 0 the 1000 chains of 2 fit in the window (no steps).
+TEST(CostCpu, CumSumChainsAreSerialReductionSteps) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {2, 1000});
+  NodeId along = b.op("along", "CumSum", OpClass::scan, {2, 1000}, {x}, {{"axis", AttrValue{int64_t{1}}}});
+  NodeId across = b.op("across", "CumSum", OpClass::scan, {2, 1000}, {x}, {{"axis", AttrValue{int64_t{0}}}});
+  Graph g = b.finish({along, across});
+  auto steps = [&](const char* name) {
+    Group grp = make_group(g, {name});
+    costmodel_detail::GroupView v(g, grp);
+    return costmodel_detail::group_flops(v).reduction_steps;
+  };
+  EXPECT_DOUBLE_EQ(steps("along"), 2 * 936.0);
+  EXPECT_DOUBLE_EQ(steps("across"), 0);
+  DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s, e_cmp 0.7
+  d.reduce_step_ns = 0.5;
+  EXPECT_NEAR(cost(g, make_group(g, {"along"}), d).t_compute_us, 2000 / (1e6 * 0.7) + 0.936, 1e-12);
+}
+
 // Serial reduction steps (ReduceSum over 1024-element rows: per row, the
 // steps beyond the kReduceOverlapSteps = 64 that overlap the previous row;
 // ReduceMax: select steps) and pooling window steps (MaxPool: output ×
