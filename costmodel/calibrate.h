@@ -19,7 +19,6 @@ namespace fuseplan {
 /// needs no model files.
 struct CostFeatures {
   double bytes_read = 0;         // external inputs (× passes), spill excluded
-  double bytes_read_sources = 0; // the part of bytes_read from sources (CPU: at the DRAM rate); 0 in older records
   double bytes_written = 0;      // materialised outputs, spill excluded
   double spill_bytes_raw = 0;    // register-spill traffic before spill_penalty
   double flops_contraction = 0;  // FLOP-equivalents at the contraction peak
@@ -35,6 +34,7 @@ struct CostFeatures {
   double gemm_pack_elems = 0;    // elements its gemm() calls pack (× DeviceSpec::gemm_pack_elem_ns)
   double gemm_microkernels = 0;  // micro-kernel runs of its gemm() calls (× DeviceSpec::gemm_microkernel_ns)
   double graph_bytes = -1;       // graph_footprint_bytes of its graph (the store stall's regime); -1: unknown (older record)
+  double bytes_read_sources = 0; // the part of bytes_read from sources (CPU: at the DRAM rate); 0 in older records
   // Elements each transcendental op evaluates (op name → output elements ×
   // times computed): priced at the device's transcendental_weight. Empty
   // (older record): flops_transcendental at the estimates.

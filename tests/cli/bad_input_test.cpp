@@ -333,7 +333,7 @@ TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
   for (const std::string device : {"host-cpu-1thread.json", "host-cpu.calibrated.json"}) {
     SCOPED_TRACE(device);
     std::vector<std::string> args = {"calibrate", "--device", results + "/" + device, "--hold",
-                                     "launch_us,caches[L1].bw_GBps,spill_penalty", "--statistic", "min",
+                                     "launch_us,caches[L1].bw_GBps,spill_penalty,im2col_elem_ns", "--statistic", "min",
                                      "-o", dir + "/cal.json"};  // the holds the shipped calibrated device was fitted with
     for (const auto& e : fs::directory_iterator(results))
       if (e.path().extension() == ".jsonl") args.push_back(e.path().string());

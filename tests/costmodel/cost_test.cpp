@@ -596,8 +596,9 @@ TEST(CostCpu, SourcesReadCountsEachSourceTensorOnce) {
 }
 
 // Write-allocate: with write_allocate_bw_GBps set, the bytes a group writes
-// beyond the store buffer are priced at that bandwidth, the rest (and every
-// read) at the working-set level, computed by hand.
+// beyond the store buffer are priced at that bandwidth, the rest at the
+// working-set level, and the reads (of x and s, graph inputs) at DRAM
+// (50 GB/s), computed by hand.
 TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   GraphBuilder b;
   NodeId x = b.input("x", {4096});
@@ -607,22 +608,24 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   Graph g = b.finish({y, z});
   DeviceSpec d = testing::cpu_spec();
   EXPECT_EQ(d.write_allocate_bw_GBps, 0);  // default: writes at the level, predictions unchanged
-  // 16384 B read + 16384 B written = 32 KiB: L1 (2000 GB/s, e_mem 1).
+  // 16384 B read + 16384 B written = 32 KiB: L1 (2000 GB/s, e_mem 1) for
+  // the writes, DRAM for the source read.
   GroupCost c0 = cost(g, make_group(g, {"y"}), d);
-  EXPECT_DOUBLE_EQ(c0.t_mem_us, 32768e-3 / 2000);
+  EXPECT_DOUBLE_EQ(c0.t_mem_us, 16384e-3 / 2000 + 16384e-3 / 50);
   d.write_allocate_bw_GBps = 4;
   d.store_buffer_bytes = 2048;
   d.launch_us = 1;
-  // 16384 - 2048 = 14336 B at 4 GB/s = 3.584 us; 16384 + 2048 B at L1 = 0.009216 us.
+  // 16384 - 2048 = 14336 B at 4 GB/s = 3.584 us; 2048 B at L1 = 0.001024 us;
+  // 16384 B read at DRAM = 0.32768 us.
   GroupCost c1 = cost(g, make_group(g, {"y"}), d, true);
-  EXPECT_DOUBLE_EQ(c1.t_mem_us, 18432e-3 / 2000 + 14336e-3 / 4);
+  EXPECT_DOUBLE_EQ(c1.t_mem_us, 2048e-3 / 2000 + 16384e-3 / 50 + 14336e-3 / 4);
   EXPECT_DOUBLE_EQ(c1.predicted_us, c1.t_mem_us + 1);  // memory-bound, + launch 1 us
   EXPECT_EQ(c1.bound, "memory");
   EXPECT_NE(c1.breakdown.find("of which 14336 B written beyond the 2048 B store queue at write-allocate 4.0 GB/s"),
             std::string::npos)
       << c1.breakdown;
   // 2048 B written: all in the store queue, priced as before.
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).t_mem_us, 4096e-3 / 2000);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).t_mem_us, 2048e-3 / 2000 + 2048e-3 / 50);
   // The features reproduce the price (calibration fits the same formula).
   EXPECT_NEAR(predict_us(cost_features(g, make_group(g, {"y"}), d), d), c1.predicted_us, 1e-9);
   // Store stall: none in this graph, whose 36864 B (x, y 16384 each, s, z
@@ -648,8 +651,8 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   Graph big = b2.finish({y2, z2, v2});
   EXPECT_DOUBLE_EQ(graph_footprint_bytes(big), 36864 + 2 * 32 * 1024 * 1024.0);
   GroupCost c2 = cost(big, make_group(big, {"y"}), d, true);
-  // 16384 B read at L1 + 16384 B written at 4 GB/s.
-  EXPECT_DOUBLE_EQ(c2.t_mem_us, 16384e-3 / 2000 + 16384e-3 / 4);
+  // 16384 B read at DRAM + 16384 B written at 4 GB/s.
+  EXPECT_DOUBLE_EQ(c2.t_mem_us, 16384e-3 / 50 + 16384e-3 / 4);
   EXPECT_DOUBLE_EQ(c2.t_store_stall_us, 0.5);
   EXPECT_DOUBLE_EQ(c2.predicted_us, c2.t_mem_us + 1 + 0.5);
   EXPECT_NE(c2.breakdown.find("of which 16384 B written in a graph beyond the LLC at write-allocate 4.0 GB/s"),
@@ -657,7 +660,7 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
       << c2.breakdown;
   EXPECT_NE(c2.breakdown.find("store_stall = 0.500 us (graph beyond the LLC"), std::string::npos) << c2.breakdown;
   GroupCost z_big = cost(big, make_group(big, {"z"}), d);
-  EXPECT_DOUBLE_EQ(z_big.t_mem_us, 2048e-3 / 2000 + 2048e-3 / 4);
+  EXPECT_DOUBLE_EQ(z_big.t_mem_us, 2048e-3 / 50 + 2048e-3 / 4);
   EXPECT_DOUBLE_EQ(z_big.t_store_stall_us, 0.5);
   CostFeatures f2 = cost_features(big, make_group(big, {"y"}), d);
   EXPECT_DOUBLE_EQ(f2.graph_bytes, graph_footprint_bytes(big));
