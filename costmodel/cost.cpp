@@ -151,10 +151,6 @@ double llc_bytes(const DeviceSpec& d) {
   return llc;
 }
 
-namespace {
-
-}  // namespace
-
 double costmodel_detail::cpu_dram_bw(const DeviceSpec& d) {
   return cpu_level(std::numeric_limits<double>::infinity(), d).second;
 }

@@ -359,15 +359,21 @@ TEST(CliMeasure, ARepeatedStrategyOrBatchSizeIsRefused) {
   EXPECT_FALSE(fs::exists(dir + "/tune"));
 }
 
+// Records of `model`'s unfused and cost plans at --batch 2, one repetition,
+// in dir/m.jsonl.
+void measure_into(const std::string& dir, const std::string& model) {
+  Result m = fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,cost", "--repeat", "1", "-o",
+                       dir + "/m.jsonl"});
+  ASSERT_EQ(m.code, 0) << m.err;
+}
+
 // refeature imports a model once per plan it searches again: a model without
 // a batch dim measured at --batch 2 repeated the "--batch 2 is ignored"
 // warning per strategy.
 TEST(CliRefeature, EachWarningIsPrintedOnce) {
   const std::string dir = fresh_dir("refeature-warn");
   const std::string model = write(dir, "fixed.onnxtxt", kStatic);
-  Result m = fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,cost", "--repeat", "1", "-o",
-                       dir + "/m.jsonl"});
-  ASSERT_EQ(m.code, 0) << m.err;
+  ASSERT_NO_FATAL_FAILURE(measure_into(dir, model));
   Result r = fuseplan({"refeature", dir + "/m.jsonl", "--models", dir, "-o", dir + "/out"});
   ASSERT_EQ(r.code, 0) << r.err;
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
@@ -380,9 +386,7 @@ TEST(CliRefeature, EachWarningIsPrintedOnce) {
 TEST(CliRefeature, ASecondPassAcceptsAndKeepsItsOwnOutput) {
   const std::string dir = fresh_dir("refeature-twice");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
-  Result m = fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,cost", "--repeat", "1", "-o",
-                       dir + "/m.jsonl"});
-  ASSERT_EQ(m.code, 0) << m.err;
+  ASSERT_NO_FATAL_FAILURE(measure_into(dir, model));
   // As an older record: without the source bytes and the graph footprint,
   // and the time the model gave without them (a store stall in every group).
   std::string old;
