@@ -5,8 +5,8 @@
 // N rows, so its FLOPs grow with N while the unfused chain computes it once.
 // At N = 1 the recomputation is free against the 36 µs kernel launch that
 // fusing saves: t2 -> y is fused. At N = 64 the fused kernel is
-// compute-bound (x, a graph input, arrives from DRAM at 40 GB/s in 26 µs;
-// the chain's 64 recomputations take 143 µs), so they cost more than the
+// compute-bound (x, a graph input, is priced at DRAM 40 GB/s: 26 µs;
+// the chain's 64 recomputations are priced at 143 µs), so they cost more than the
 // launch plus the 16 KiB round trip of t2: t2 -> y is kept (unprofitable,
 // negative delta_us). The device is pinned here (the host-cpu figures of
 // 2026-11-29, DRAM raised from 4 to 40 GB/s so that reading x does not hide
