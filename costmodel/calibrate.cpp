@@ -186,12 +186,12 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   }
   cmp[L.contraction] = f.flops_contraction;
   if (L.transcendental >= 0) {
-    cmp[L.other] = f.flops_other - f.flops_transcendental;
+    cmp[L.other] = f.flops_other - f.flops_transcendental + f.flops_scalar * costmodel_detail::scalar_extra_flops(d);
     // At the device's weights (its probe-measured times) where the record has the elements.
     cmp[L.transcendental] = f.transcendental_elems.empty() ? f.flops_transcendental
                                                            : costmodel_detail::transcendental_flops(f.transcendental_elems, d);
   } else {
-    cmp[L.other] = f.flops_other;
+    cmp[L.other] = f.flops_other + f.flops_scalar * costmodel_detail::scalar_extra_flops(d);
   }
   if (L.calls >= 0) mem[L.calls] = cmp[L.calls] = f.gemm_calls;  // additive, like launch
   if (L.sources >= 0) mem[L.sources] = cmp[L.sources] = f.sources_read;  // additive too
@@ -281,6 +281,7 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.occupancy = c.occupancy;
   f.gemm_calls = fl.gemm_calls;
   f.flops_transcendental = fl.transcendental;
+  f.flops_scalar = fl.scalar;
   f.transcendental_elems = costmodel_detail::transcendental_elems(v, fl);
   f.reduction_steps = fl.reduction_steps;
   f.select_steps = fl.select_steps;

@@ -35,6 +35,7 @@ struct CostFeatures {
   double gemm_microkernels = 0;  // micro-kernel runs of its gemm() calls (× DeviceSpec::gemm_microkernel_ns)
   double graph_bytes = -1;       // graph_footprint_bytes of its graph (the store stall's regime); -1: unknown (older record)
   double bytes_read_sources = 0; // the part of bytes_read from sources (CPU: at the DRAM rate); 0 in older records
+  double flops_scalar = 0;       // the part of flops_other in loops calling libm (CPU: × elems_per_thread); 0 in older records
   // Elements each transcendental op evaluates (op name → output elements ×
   // times computed): priced at the device's transcendental_weight. Empty
   // (older record): flops_transcendental at the estimates.

@@ -335,7 +335,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   double peak_c = d.tensor_TFLOPs > 0 ? d.tensor_TFLOPs : d.fp32_TFLOPs;
   double t_contraction = safe_div(f.contraction * kUsPerFlopAtTFLOPs, peak_c * d.e_contraction);
   // Transcendental FLOPs at their own efficiency (= e_cmp unless set).
-  double t_other = safe_div((f.other - f.transcendental) * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp) +
+  // Ops sharing a loop with a libm call run one lane at a time (CPU).
+  double t_other = safe_div((f.other - f.transcendental + f.scalar * scalar_extra_flops(d)) * kUsPerFlopAtTFLOPs,
+                            d.fp32_TFLOPs * d.e_cmp) +
                    safe_div(f.transcendental * kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * transcendental_efficiency(d));
   // Serial reduction, max/min and pooling steps (CPU backend; 0 unless the
   // device sets them).
@@ -445,6 +447,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
     if (!d.transcendental_ns.empty()) o << " (probe-measured ns per element × one core's FP32 rate)";
     o << " at e_transcendental " << fixed(d.e_transcendental, 3);
   }
+  if (f.scalar > 0 && scalar_extra_flops(d) > 0)
+    o << ", of which " << fixed(f.scalar) << " in loops calling libm, one lane at a time (× " << d.elems_per_thread
+      << ")";
   if (t_serial > 0)
     o << " + reduction steps " << fixed(f.reduction_steps) << " × " << fixed(d.reduce_step_ns, 3) << " ns + max/min steps "
       << fixed(f.select_steps) << " × " << fixed(d.select_step_ns, 3) << " ns + pool steps " << fixed(f.pool_steps)

@@ -109,6 +109,9 @@ struct GroupFlops {
   double other = 0;           // everything else (FP32 peak)
   double gemm_calls = 0;      // library GEMM calls of the contraction nodes (1 + batch of a MatMul, 1 + N·group of a Conv)
   double transcendental = 0;  // the part of `other` from transcendental ops (is_transcendental)
+  double scalar = 0;          // the part of `other` from non-transcendental elementwise nodes evaluated in a
+                              // stage that also evaluates a transcendental op: the CPU backend's loop calls
+                              // libm there and does not vectorise, so they run one lane at a time
   double reduction_steps = 0; // serial steps of emitted adding reductions (sum/mean/prod) × times computed:
                               // per output, the row length beyond kReduceOverlapSteps; and of CumSum, per
                               // chain along its axis, the chain length beyond it
@@ -177,6 +180,12 @@ inline constexpr double kReduceOverlapSteps = 64;
 bool is_transcendental(std::string_view op);
 /// Effective efficiency of transcendental FLOPs on d (e_transcendental, or e_cmp when 0).
 inline double transcendental_efficiency(const DeviceSpec& d) { return d.e_transcendental > 0 ? d.e_transcendental : d.e_cmp; }
+/// Extra FLOP-equivalents per FLOP of GroupFlops::scalar on d: on a CPU a
+/// scalar op issues one element where a vectorised loop issues
+/// elems_per_thread (the fp32 lanes of its vectors), so each FLOP counts
+/// elems_per_thread times at e_cmp, elems_per_thread − 1 on top of `other`;
+/// 0 on a GPU (SIMT lanes run libm calls like any other instruction).
+inline double scalar_extra_flops(const DeviceSpec& d) { return d.is_gpu() ? 0.0 : std::max(0, d.elems_per_thread - 1); }
 
 /// CPU: the bandwidth, GB/s, of the level a working set no cache holds is
 /// priced at (the caches' DRAM entry, else dram_bw_GBps): where a group's

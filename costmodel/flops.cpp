@@ -411,6 +411,21 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
       in_stage[r] = need > 0 ? std::max(1.0, n_elems > 0 ? need / n_elems : 1.0) : 0.0;
       out.times[r] += in_stage[r];
     }
+    // A stage that evaluates a transcendental op is one loop around a libm
+    // call (emit/op_attrs.cpp; no -ffast-math, so no vector libm): GCC does
+    // not vectorise it, and the elementwise ops evaluated in it run one
+    // lane at a time (softmax_row's output loop exp(x - max) / sum: 5.4 ns
+    // an element against 3.3 for the exp loop alone, docs/calibration.md).
+    bool calls_libm = false;
+    for (std::size_t r = 0; r <= s && !calls_libm; ++r)
+      calls_libm = in_stage[r] > 0 && node_facts(g, v.order[r]).transcendental;
+    if (!calls_libm) continue;
+    for (std::size_t r = 0; r <= s; ++r) {
+      if (in_stage[r] == 0 || (r < s && stage[r])) continue;
+      const NodeFacts& nf = node_facts(g, v.order[r]);
+      const OpClass c = g.op_class(v.order[r]);
+      if (!nf.transcendental && (c == OpClass::elementwise || c == OpClass::broadcast)) out.scalar += nf.flops * in_stage[r];
+    }
   }
   for (double& t : out.times) t = std::max(t, 1.0);  // a node no stage reads (none in a valid group)
   for (std::size_t i = 0; i < k; ++i) {

@@ -152,6 +152,7 @@ std::string record_to_json(const MeasurementRecord& r) {
                     {"occupancy", f.occupancy},
                     {"gemm_calls", f.gemm_calls},
                     {"flops_transcendental", f.flops_transcendental},
+                    {"flops_scalar", f.flops_scalar},
                     {"reduction_steps", f.reduction_steps},
                     {"select_steps", f.select_steps},
                     {"pool_steps", f.pool_steps},
@@ -229,6 +230,8 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.gemm_calls = get_or<double>(p, "gemm_calls", 0, pc);
   // Likewise flops_transcendental: 0 (all of flops_other priced at e_cmp).
   r.features.flops_transcendental = get_or<double>(p, "flops_transcendental", 0, pc);
+  // Absent before the seventeenth session: 0 (every op of a loop calling libm vectorised); refeature derives it.
+  r.features.flops_scalar = get_or<double>(p, "flops_scalar", 0, pc);
   // And reduction_steps, select_steps, pool_steps: 0 (no per-step terms);
   // `fuseplan refeature` re-derives them from the model files.
   r.features.reduction_steps = get_or<double>(p, "reduction_steps", 0, pc);
@@ -275,7 +278,8 @@ MeasurementRecord record_from_json(const std::string& line) {
                         {"bytes_written", f.bytes_written},
                         {"spill_bytes_raw", f.spill_bytes_raw}, {"flops_contraction", f.flops_contraction},
                         {"flops_other", f.flops_other}, {"gemm_calls", f.gemm_calls},
-                        {"flops_transcendental", f.flops_transcendental}, {"reduction_steps", f.reduction_steps},
+                        {"flops_transcendental", f.flops_transcendental}, {"flops_scalar", f.flops_scalar},
+                        {"reduction_steps", f.reduction_steps},
                         {"select_steps", f.select_steps}, {"pool_steps", f.pool_steps},
                         {"sources_read", f.sources_read}, {"im2col_elems", f.im2col_elems},
                         {"gemm_pack_elems", f.gemm_pack_elems}, {"gemm_microkernels", f.gemm_microkernels}})

@@ -48,6 +48,7 @@ MeasurementRecord sample_record() {
   r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3, 19600, 5632, 22, 1791496};
   r.features.transcendental_elems = {{"Erf", 32}};  // 512 = 32 × 16 at the estimate
   r.features.bytes_read_sources = 256;
+  r.features.flops_scalar = 96;
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -90,6 +91,15 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.gemm_pack_elems, 5632);
   EXPECT_EQ(b.features.transcendental_elems.at("Erf"), 32);
   EXPECT_EQ(b.features.bytes_read_sources, 256);
+  EXPECT_EQ(b.features.flops_scalar, 96);
+  // Before the seventeenth session: no scalar FLOPs (every op vectorised), read as 0.
+  {
+    std::string old_line = line;
+    const auto at = old_line.find("\"flops_scalar\":96.0,");
+    ASSERT_NE(at, std::string::npos) << old_line;
+    old_line.erase(at, std::string("\"flops_scalar\":96.0,").size());
+    EXPECT_EQ(record_from_json(old_line).features.flops_scalar, 0);
+  }
   {  // Source bytes beyond the bytes read are refused (an edited record).
     std::string bad = line;
     const auto at = bad.find("\"bytes_read_sources\":256");
