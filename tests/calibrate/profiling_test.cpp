@@ -293,6 +293,10 @@ TEST(Accuracy, ReportScoresTheHeldOutModelAndListsEveryGroup) {
   std::snprintf(by_model, sizeof by_model, "| b.onnx batch=4 seq=128 | 4 | %.1f%% | 0.0%% |", res.before_holdout.mape_pct);
   EXPECT_NE(res.markdown.find("## Held-out error by model"), std::string::npos);
   EXPECT_NE(res.markdown.find(by_model), std::string::npos) << res.markdown;
+  // And by measured time: all four between 10 and 100 us (host-cpu's launch dominates).
+  std::snprintf(by_model, sizeof by_model, "| [10, 100) | 4 | %.1f%% | 0.0%% |", res.before_holdout.mape_pct);
+  EXPECT_NE(res.markdown.find("## Held-out error by measured time"), std::string::npos);
+  EXPECT_NE(res.markdown.find(by_model), std::string::npos) << res.markdown;
   // Header + one row per group; the last held-out row: 4096 x 4 read, 1024 x 3 written.
   std::istringstream csv(res.groups_csv);
   std::vector<std::string> lines;
