@@ -95,11 +95,6 @@ void run_refeature(const RefeatureArgs& a) {
       // their absent values, as the code that wrote it did: a term added
       // since may change the time, nothing else may.
       CostFeatures as_written = f;
-      if (r.features.bytes_read_sources_warm == 0 && r.features.sources_read_warm == 0) {  // every source cold
-        as_written.bytes_read_sources += as_written.bytes_read_sources_warm;
-        as_written.sources_read += as_written.sources_read_warm;
-        as_written.bytes_read_sources_warm = as_written.sources_read_warm = 0;
-      }
       if (r.features.bytes_read_sources == 0) as_written.bytes_read_sources = 0;
       if (r.features.graph_bytes < 0) as_written.graph_bytes = -1;
       if (r.features.transcendental_elems.empty()) as_written.transcendental_elems.clear();

@@ -271,8 +271,6 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   f.bytes_read = c.bytes_read - c.spill_bytes / 2;
   f.bytes_written = c.bytes_written - c.spill_bytes / 2;
   f.bytes_read_sources = c.bytes_read_sources;
-  f.bytes_read_sources_warm = c.bytes_read_sources_warm;
-  f.sources_read_warm = c.sources_read_warm;
   if (c.spill_bytes > 0) {
     DeviceSpec unit = d;
     unit.spill_penalty = 1;

@@ -34,10 +34,8 @@ struct CostFeatures {
   double gemm_pack_elems = 0;    // elements its gemm() calls pack (× DeviceSpec::gemm_pack_elem_ns)
   double gemm_microkernels = 0;  // micro-kernel runs of its gemm() calls (× DeviceSpec::gemm_microkernel_ns)
   double graph_bytes = -1;       // graph_footprint_bytes of its graph (the store stall's regime); -1: unknown (older record)
-  double bytes_read_sources = 0; // the part of bytes_read from sources the group reads first (CPU: at the DRAM rate); 0 in older records
+  double bytes_read_sources = 0; // the part of bytes_read from sources (CPU: at the DRAM rate); 0 in older records
   double flops_scalar = 0;       // the part of flops_other in loops calling libm (CPU: × elems_per_thread); 0 in older records
-  double bytes_read_sources_warm = 0;  // source bytes an earlier group read (at the working set's level, in bytes_read); not priced apart
-  double sources_read_warm = 0;  // sources an earlier group read (no first touch); not priced
   // Elements each transcendental op evaluates (op name → output elements ×
   // times computed): priced at the device's transcendental_weight. Empty
   // (older record): flops_transcendental at the estimates.

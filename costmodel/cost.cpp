@@ -255,20 +255,6 @@ bool fits_row_resident(double row_bytes, const DeviceSpec& d) {
   return row_bytes <= std::max(reg_bytes, smem);
 }
 
-// Whether source `src`, read by the group, is cold for it. A run (and each
-// profiler repetition, after its flush) starts with the sources in memory;
-// the first group to read one brings it into cache, and later readers find
-// it there. The first reader is the group holding src's first consumer in
-// topological order (the order the backend runs groups in, up to ties):
-// plan-independent, so the search's per-group prices stay decomposable.
-bool cold_source(const Graph& g, const GroupView& v, NodeId src) {
-  if (v.pos(src) >= 0) return true;
-  NodeId first = src;
-  for (NodeId c : g.consumers(src))
-    if (first == src || g.topo_index(c) < g.topo_index(first)) first = c;
-  return first == src || v.pos(first) >= 0;
-}
-
 GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_breakdown) {
   GroupView v(g, grp);
   GroupCost c;
@@ -284,18 +270,11 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   }
   std::sort(inputs.begin(), inputs.end());
   inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-  double read = 0, written = 0, read_sources = 0, read_sources_warm = 0;
+  double read = 0, written = 0, read_sources = 0;
   for (NodeId n : inputs) {
     const double b = input_bytes_read(g, v, n);
     read += b;
-    if (g.op_class(n) != OpClass::source) continue;
-    if (cold_source(g, v, n)) {
-      read_sources += b;
-      c.sources_read += 1;
-    } else {
-      read_sources_warm += b;
-      c.sources_read_warm += 1;
-    }
+    if (g.op_class(n) == OpClass::source) read_sources += b;
   }
   for (NodeId n : grp.materialised)
     if (g.op_class(n) != OpClass::source) written += static_cast<double>(g.bytes(n));
@@ -306,7 +285,6 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
     for (NodeId n : v.order) passes += g.op_class(n) == OpClass::reduction;
     read *= passes;
     read_sources *= passes;
-    read_sources_warm *= passes;
   }
 
   // --- FLOPs with recomputation, registers, spills, occupancy ---
@@ -349,7 +327,6 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
     // Sources start a plan's run in memory (tensors earlier groups wrote are
     // still in cache): their bytes at the DRAM rate, the rest at the level.
     c.bytes_read_sources = read_sources;
-    c.bytes_read_sources_warm = read_sources_warm;
     c.t_mem_us = safe_div((read - read_sources + written - write_allocate) * kUsPerByteAtGBps, bw * d.e_mem) +
                  safe_div(read_sources * kUsPerByteAtGBps, cpu_dram_bw(d) * d.e_mem) +
                  safe_div(write_allocate * kUsPerByteAtGBps, d.write_allocate_bw_GBps * d.e_mem) +
@@ -382,6 +359,7 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   c.t_microkernel_us = f.gemm_microkernels * d.gemm_microkernel_ns * kUsPerNs;
   // First touch of the source tensors read (latency outside the roofline,
   // like launch; d.source_read_us = 0 leaves it out).
+  for (NodeId n : inputs) c.sources_read += g.op_class(n) == OpClass::source;
   c.t_sources_us = c.sources_read * d.source_read_us;
   double body = std::max(c.t_mem_us, c.t_compute_us);
   // One line-fill wait when the group writes in a graph beyond the LLC (CPU,
@@ -489,10 +467,7 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
       << fixed(c.t_microkernel_us, 3) << " us\n";
   if (c.t_sources_us > 0)
     o << "sources_read = " << fixed(c.sources_read) << " × " << fixed(d.source_read_us, 3) << " us = "
-      << fixed(c.t_sources_us, 3) << " us (first read here";
-  if (c.t_sources_us > 0 && c.sources_read_warm > 0)
-    o << "; " << fixed(c.sources_read_warm) << " more an earlier group read, in cache";
-  if (c.t_sources_us > 0) o << ")\n";
+      << fixed(c.t_sources_us, 3) << " us\n";
   if (c.t_store_stall_us > 0)
     o << "store_stall = " << fixed(c.t_store_stall_us, 3)
       << " us (graph beyond the LLC: one line fill, evicting a dirty line, before its stores drain)\n";

@@ -24,11 +24,8 @@ struct GroupCost {
   double launch_us = 0;         // µs
   double gemm_calls = 0;        // library GEMM calls the group's kernel makes (per contraction: 1 + batch of a MatMul, 1 + N·group of a Conv)
   double t_calls_us = 0;        // gemm_calls × DeviceSpec::gemm_call_us, µs
-  double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads cold:
-                                // it holds the source's first consumer in topological order
-  double bytes_read_sources = 0;  // bytes of bytes_read from those cold sources (CPU: priced at the DRAM bandwidth)
-  double sources_read_warm = 0;   // sources an earlier group already read (in cache: no first touch)
-  double bytes_read_sources_warm = 0;  // their bytes (priced at the working set's level, like any input)
+  double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads
+  double bytes_read_sources = 0;  // bytes of bytes_read from those sources (CPU: priced at the DRAM bandwidth)
   double t_sources_us = 0;      // sources_read × DeviceSpec::source_read_us, µs
   double graph_bytes = 0;       // graph_footprint_bytes of the group's graph, bytes (the store stall's regime)
   double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: a group writing in a graph

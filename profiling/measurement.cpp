@@ -145,8 +145,6 @@ std::string record_to_json(const MeasurementRecord& r) {
   const CostFeatures& f = r.features;
   j["predicted"] = {{"bytes_read", f.bytes_read},
                     {"bytes_read_sources", f.bytes_read_sources},
-                    {"bytes_read_sources_warm", f.bytes_read_sources_warm},
-                    {"sources_read_warm", f.sources_read_warm},
                     {"bytes_written", f.bytes_written},
                     {"spill_bytes_raw", f.spill_bytes_raw},
                     {"flops_contraction", f.flops_contraction},
@@ -223,9 +221,6 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.bytes_written = get<double>(p, "bytes_written", pc);
   // Absent before the sixteenth session: 0 (every byte at the working set's level); refeature derives it.
   r.features.bytes_read_sources = get_or<double>(p, "bytes_read_sources", 0, pc);
-  // Absent before the seventeenth session: 0 (every source read cold, as that code priced it); refeature derives them.
-  r.features.bytes_read_sources_warm = get_or<double>(p, "bytes_read_sources_warm", 0, pc);
-  r.features.sources_read_warm = get_or<double>(p, "sources_read_warm", 0, pc);
   r.features.spill_bytes_raw = get_or<double>(p, "spill_bytes_raw", 0, pc);
   r.features.flops_contraction = get<double>(p, "flops_contraction", pc);
   r.features.flops_other = get<double>(p, "flops_other", pc);
@@ -276,12 +271,10 @@ MeasurementRecord record_from_json(const std::string& line) {
   // The features are counts and sizes: a negative or non-finite one (an
   // edited record) would be fitted as if it were measured.
   const CostFeatures& f = r.features;
-  if (f.bytes_read_sources + f.bytes_read_sources_warm > f.bytes_read)
-    throw Error(pc + ": fields 'bytes_read_sources' (" + nlohmann::json(f.bytes_read_sources).dump() +
-                ") and 'bytes_read_sources_warm' (" + nlohmann::json(f.bytes_read_sources_warm).dump() +
-                ") exceed bytes_read (" + nlohmann::json(f.bytes_read).dump() + ")");
+  if (f.bytes_read_sources > f.bytes_read)
+    throw Error(pc + ": field 'bytes_read_sources' (" + nlohmann::json(f.bytes_read_sources).dump() +
+                ") exceeds bytes_read (" + nlohmann::json(f.bytes_read).dump() + ")");
   for (auto [key, v] : {std::pair{"bytes_read", f.bytes_read}, {"bytes_read_sources", f.bytes_read_sources},
-                        {"bytes_read_sources_warm", f.bytes_read_sources_warm}, {"sources_read_warm", f.sources_read_warm},
                         {"bytes_written", f.bytes_written},
                         {"spill_bytes_raw", f.spill_bytes_raw}, {"flops_contraction", f.flops_contraction},
                         {"flops_other", f.flops_other}, {"gemm_calls", f.gemm_calls},

@@ -421,49 +421,6 @@ TEST(CostCpu, SourceBytesAtTheDramBandwidth) {
   }
 }
 
-// A source is cold only for the group holding its first consumer in
-// topological order; a later reader finds it in cache. t = x + bias reads
-// both first (8192 B at DRAM 50 GB/s, 2 first touches); y = t · x reads x
-// again after t: 4096 B of t and 4096 B of x, all at L1 (2000 GB/s), and
-// writes 4096 B: 12288 B / 2000 GB/s = 0.006144 us, no first touch (the
-// fourth rule alone priced x at DRAM: 8192 B / 2000 GB/s + 4096 B / 50 GB/s
-// = 0.086016 us). Fused, t and y read x and bias once, cold.
-TEST(CostCpu, ASourceIsColdOnlyForItsFirstReader) {
-  GraphBuilder b;
-  NodeId x = b.input("x", {1024});
-  NodeId bias = b.weight("bias", {1024});
-  NodeId t = b.op("t", "Add", OpClass::elementwise, {1024}, {x, bias});
-  NodeId y = b.op("y", "Mul", OpClass::elementwise, {1024}, {t, x});
-  Graph g = b.finish({y});
-  DeviceSpec d = testing::cpu_spec();  // L1 2000 GB/s, DRAM 50 GB/s
-  d.source_read_us = 0.5;
-  GroupCost ct = cost(g, make_group(g, {"t"}), d);
-  EXPECT_DOUBLE_EQ(ct.bytes_read_sources, 8192);
-  EXPECT_DOUBLE_EQ(ct.sources_read, 2);
-  EXPECT_DOUBLE_EQ(ct.t_sources_us, 1.0);
-  GroupCost cy = cost(g, make_group(g, {"y"}), d, true);
-  EXPECT_DOUBLE_EQ(cy.bytes_read_sources, 0);
-  EXPECT_DOUBLE_EQ(cy.bytes_read_sources_warm, 4096);
-  EXPECT_DOUBLE_EQ(cy.sources_read, 0);
-  EXPECT_DOUBLE_EQ(cy.sources_read_warm, 1);
-  EXPECT_DOUBLE_EQ(cy.t_sources_us, 0);
-  EXPECT_NEAR(cy.t_mem_us, 0.006144, 1e-12);
-  GroupCost fused = cost(g, make_group(g, {"t", "y"}), d);
-  EXPECT_DOUBLE_EQ(fused.bytes_read_sources, 8192);
-  EXPECT_DOUBLE_EQ(fused.sources_read, 2);
-  EXPECT_DOUBLE_EQ(fused.sources_read_warm, 0);
-  // The features carry the warm ones apart; predict_us prices them as cost().
-  const CostFeatures f = cost_features(g, make_group(g, {"y"}), d);
-  EXPECT_DOUBLE_EQ(f.bytes_read_sources_warm, 4096);
-  EXPECT_DOUBLE_EQ(f.sources_read_warm, 1);
-  EXPECT_NEAR(predict_us(f, d), cy.predicted_us, 1e-12);
-  // Added back to the cold ones, they give the fourth rule's price.
-  CostFeatures all_cold = f;
-  all_cold.bytes_read_sources += all_cold.bytes_read_sources_warm;
-  all_cold.sources_read += all_cold.sources_read_warm;
-  EXPECT_NEAR(predict_us(all_cold, d) - predict_us(f, d), 0.086016 - 0.006144 + 0.5, 1e-12);
-}
-
 // A CPU fixed term: with `set` applied to d, grp costs `added_us` more,
 // outside the roofline max, and its breakdown prints `line`.
 void expect_fixed_term(const Graph& g, const Group& grp, DeviceSpec d, void (*set)(DeviceSpec&), double added_us,
@@ -631,9 +588,7 @@ TEST(CostCpu, SourcesReadCountsEachSourceTensorOnce) {
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm"}), d).sources_read, 2);          // x, w
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm", "add"}), d).sources_read, 3);   // x, w, bias
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq"}), d).sources_read, 0);          // add: produced in the run
-  // x again, after mm read it: in cache, no first touch (seventh rule, docs/calibration.md).
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq", "out"}), d).sources_read, 0);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq", "out"}), d).sources_read_warm, 1);
+  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq", "out"}), d).sources_read, 1);   // x
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm", "add"}), d).t_sources_us, 0);
   // 0.25 us per source: 3 sources add 0.75 us outside the roofline max, like launch.
   expect_fixed_term(g, make_group(g, {"mm", "add"}), d, [](DeviceSpec& x) { x.source_read_us = 0.25; }, 0.75,
