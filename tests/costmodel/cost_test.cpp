@@ -805,7 +805,8 @@ TEST(CostCpu, OpsInALoopCallingLibmRunOneLaneAtATime) {
   NodeId r = b.op("y/relu", "Relu", OpClass::elementwise, {16, 1000}, {sub});
   NodeId sum = b.op("y/sum", "ReduceSum", OpClass::reduction, {16, 1}, {r}, ax);
   Graph g2 = b.finish({b.op("y", "Div", OpClass::broadcast, {16, 1000}, {r, sum})});
-  costmodel_detail::GroupView v2(g2, make_group(g2, {"y/max", "y/sub", "y/relu", "y/sum", "y"}));
+  const Group grp2 = make_group(g2, {"y/max", "y/sub", "y/relu", "y/sum", "y"});  // GroupView keeps a reference
+  costmodel_detail::GroupView v2(g2, grp2);
   EXPECT_DOUBLE_EQ(costmodel_detail::group_flops(v2).scalar, 0);
 }
 
