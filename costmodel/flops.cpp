@@ -420,8 +420,8 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
     for (std::size_t r = 0; r <= s && !calls_libm; ++r)
       calls_libm = in_stage[r] > 0 && node_facts(g, v.order[r]).transcendental;
     if (!calls_libm) continue;
-    for (std::size_t r = 0; r <= s; ++r) {
-      if (in_stage[r] == 0 || (r < s && stage[r])) continue;
+    for (std::size_t r = 0; r <= s; ++r) {  // in_stage is 0 for other stages and unread nodes
+      if (in_stage[r] == 0) continue;
       const NodeFacts& nf = node_facts(g, v.order[r]);
       const OpClass c = g.op_class(v.order[r]);
       if (!nf.transcendental && (c == OpClass::elementwise || c == OpClass::broadcast)) out.scalar += nf.flops * in_stage[r];
