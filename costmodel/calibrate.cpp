@@ -64,8 +64,7 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 // Columns: launch | one per memory level | write-allocate, store stall (CPU, when the prior sets
 // write-allocate) | spill, gemm_call,
 // source_read (CPU) | contraction | other
-// | transcendental (expf), one per other libm routine, reduce, select, pool
-// steps, im2col, packing (CPU).
+// | transcendental, reduce, select, pool steps, im2col, packing (CPU).
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
@@ -73,10 +72,6 @@ struct Layout {
       microkernels = -1,
       contraction = -1, other = -1,
       transcendental = -1, reduce = -1, select = -1, pool = -1;
-  // CPU: e_transcendental[<routine>] per costmodel_detail::kLibmRoutines
-  // (eighth rule); -1 on GPUs. calibrate() folds each into `transcendental`
-  // unless the measurements fit it on its own.
-  std::vector<int> routines;
   int first_level = 1, levels = 0;
 
   /// Appends a column; returns its index. level: cache index, -1 DRAM, -2 not a memory level.
@@ -119,8 +114,6 @@ struct Layout {
     other = add("e_cmp", -2);
     if (!d.is_gpu()) {  // CPU: scalar libm calls (GPU: SFU, priced through e_cmp)
       transcendental = add("e_transcendental", -2);
-      for (std::string_view r : costmodel_detail::kLibmRoutines)
-        routines.push_back(add("e_transcendental[" + std::string(r) + "]", -2));
       // CPU backend: serial reduction, max/min and pooling steps (compute regime).
       reduce = add("reduce_step_ns", -2);
       select = add("select_step_ns", -2);
@@ -137,13 +130,6 @@ struct Layout {
   }
 
   int size() const { return static_cast<int>(names.size()); }
-  // The column of transcendental op `op`'s libm routine (CPU).
-  int routine_column(std::string_view op) const {
-    const std::string_view r = costmodel_detail::libm_routine(op);
-    for (std::size_t k = 0; k < routines.size(); ++k)
-      if (costmodel_detail::kLibmRoutines[k] == r) return routines[k];
-    return transcendental;
-  }
   // Columns calibrate() always holds at the prior (measured, not fitted).
   bool measured_only(int j) const { return j >= 0 && j == microkernels; }
   int column_of_level(int cache_idx) const {
@@ -174,7 +160,6 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   x[L.other] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * d.e_cmp);
   if (L.transcendental >= 0)
     x[L.transcendental] = safe_div(kUsPerFlopAtTFLOPs, d.fp32_TFLOPs * costmodel_detail::transcendental_efficiency(d));
-  for (int c : L.routines) x[c] = x[L.transcendental];  // their factors are in the weights (transcendental_scale)
   if (L.reduce >= 0) x[L.reduce] = d.reduce_step_ns * kUsPerNs;
   if (L.select >= 0) x[L.select] = d.select_step_ns * kUsPerNs;
   if (L.pool >= 0) x[L.pool] = d.pool_step_ns * kUsPerNs;
@@ -202,11 +187,9 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   cmp[L.contraction] = f.flops_contraction;
   if (L.transcendental >= 0) {
     cmp[L.other] = f.flops_other - f.flops_transcendental + f.flops_scalar * costmodel_detail::scalar_extra_flops(d);
-    // At the device's weights (its probe-measured times) where the record has
-    // the elements, in its libm routine's column; else all in the expf column.
-    if (f.transcendental_elems.empty()) cmp[L.transcendental] = f.flops_transcendental;
-    for (const auto& [op, elems] : f.transcendental_elems)
-      cmp[L.routine_column(op)] += elems * costmodel_detail::transcendental_weight(op, d);
+    // At the device's weights (its probe-measured times) where the record has the elements.
+    cmp[L.transcendental] = f.transcendental_elems.empty() ? f.flops_transcendental
+                                                           : costmodel_detail::transcendental_flops(f.transcendental_elems, d);
   } else {
     cmp[L.other] = f.flops_other + f.flops_scalar * costmodel_detail::scalar_extra_flops(d);
   }
@@ -369,23 +352,6 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   const Eigen::VectorXd x_prior = x;
   std::vector<Eigen::RowVectorXd> mem(n), cmp(n);
   for (int i = 0; i < n; ++i) rows_of(samples[i].features, prior, L, mem[i], cmp[i]);
-
-  // Eighth rule (docs/calibration.md): a libm routine gets an efficiency of
-  // its own when min_support measurements carry its elements (and the prior
-  // has the probe's times for the factor to scale); else it is folded into
-  // the expf column, at the probe's ratio to expf.
-  auto held_by_name = [&](int j) { return std::find(o.hold.begin(), o.hold.end(), L.names[j]) != o.hold.end(); };
-  std::vector<int> carried(p, 0);
-  std::vector<char> own(p, 0);
-  for (int c : L.routines) {
-    for (int i = 0; i < n; ++i) carried[c] += cmp[i][c] != 0;
-    own[c] = carried[c] >= o.min_support && !held_by_name(c) && !prior.transcendental_ns.empty();
-    if (own[c]) continue;
-    for (int i = 0; i < n; ++i) {
-      cmp[i][L.transcendental] += cmp[i][c];
-      cmp[i][c] = 0;
-    }
-  }
 
   std::vector<int> regime(n, -1);  // 0 memory, 1 compute
   // A compute-only column whose prior is 0 (the CPU per-step terms) is no
@@ -667,34 +633,6 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     // against the (possibly raised) fp32 peak written above.
     d.e_transcendental = ft.held ? prior.e_transcendental : ft.value;
     note_source("e_transcendental", ft);
-    // Each routine fitted on its own: its efficiency against the same peak,
-    // kept as a factor on its ops' probe times relative to expf's column.
-    for (std::size_t k = 0; k < L.routines.size(); ++k) {
-      const int c = L.routines[k];
-      const double er = safe_div(kUsPerFlopAtTFLOPs, x[c] * d.fp32_TFLOPs);
-      auto fr = add(c, costmodel_detail::transcendental_efficiency(prior), er, rel(c));
-      if (fr.held) {
-        const std::string r(costmodel_detail::kLibmRoutines[k]);
-        res.parameters.back().value = ft.value;  // priced at e_transcendental (× the probe's ratio to expf)
-        res.parameters.back().note =
-            "follows e_transcendental at the probe's ratio to expf: " +
-            (held_by_name(c)                  ? std::string("--hold")
-             : carried[c] < o.min_support     ? std::to_string(carried[c]) + " measurement(s) call " + r + " (need " +
-                                                std::to_string(o.min_support) + ")"
-             : prior.transcendental_ns.empty() ? std::string("no probe times to scale")
-                                               : "fewer than " + std::to_string(o.min_support) + " of the " +
-                                                     std::to_string(carried[c]) + " measurements calling " + r +
-                                                     " are compute-bound");
-        continue;
-      }
-      const double factor = x[c] / x[L.transcendental];
-      for (const auto& [op, ns] : prior.transcendental_ns) {
-        if (costmodel_detail::libm_routine(op) != costmodel_detail::kLibmRoutines[k]) continue;
-        auto s = prior.transcendental_scale.find(op);
-        d.transcendental_scale[op] = (s != prior.transcendental_scale.end() ? s->second : 1.0) * factor;
-      }
-      note_source(L.names[c], fr);
-    }
   }
   for (auto [col, prior_v, dst] : {std::tuple{L.reduce, prior.reduce_step_ns, &d.reduce_step_ns},
                                    std::tuple{L.select, prior.select_step_ns, &d.select_step_ns},

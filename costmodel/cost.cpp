@@ -445,9 +445,6 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   if (f.transcendental > 0 && d.e_transcendental > 0) {
     o << ", of which transcendental " << fixed(f.transcendental);
     if (!d.transcendental_ns.empty()) o << " (probe-measured ns per element × one core's FP32 rate)";
-    for (const auto& [op, factor] : d.transcendental_scale)
-      if (std::any_of(v.order.begin(), v.order.end(), [&](NodeId n) { return g.node(n).op == op; }))
-        o << " [" << op << " × " << fixed(factor, 3) << ", fitted for its libm routine]";
     o << " at e_transcendental " << fixed(d.e_transcendental, 3);
   }
   if (f.scalar > 0 && scalar_extra_flops(d) > 0)

@@ -133,15 +133,8 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m = 0, int gemm_tile_n 
 /// FLOP-equivalents per element of transcendental op `op` on d: its
 /// probe-measured ns per element (DeviceSpec::transcendental_ns) × one
 /// core's FP32 rate (fp32_TFLOPs × 1000 / sm_count FLOP per ns) when d
-/// lists it (× its DeviceSpec::transcendental_scale, fitted by calibration),
-/// else costmodel/flops.cpp's estimate.
+/// lists it, else costmodel/flops.cpp's estimate.
 double transcendental_weight(std::string_view op, const DeviceSpec& d);
-/// The libm routine the CPU backend calls for transcendental op `op`
-/// (emit/op_attrs.cpp, emit/cpu/runtime.h): "exp" for Exp, Sigmoid, Elu and
-/// Softplus (fprt::exp_), else "erf", "tanh", "log", "sin_cos" or "pow".
-/// Calibration fits an efficiency per routine (kLibmRoutines beyond "exp").
-std::string_view libm_routine(std::string_view op);
-inline constexpr std::string_view kLibmRoutines[] = {"erf", "tanh", "log", "sin_cos", "pow"};
 /// Elements each transcendental op of the group evaluates (output elements ×
 /// times computed, GroupFlops::times), by op name.
 std::map<std::string, double, std::less<>> transcendental_elems(const GroupView& v, const GroupFlops& f);

@@ -135,16 +135,6 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
       d.transcendental_ns[op] = v.get<double>();
     }
   }
-  if (auto it = j.find("transcendental_scale"); it != j.end()) {
-    if (!it->is_object()) throw Error(ctx + ": field 'transcendental_scale' must be an object mapping op name to a factor");
-    for (const auto& [op, v] : it->items()) {
-      if (!d.transcendental_ns.contains(op))
-        throw Error(ctx + ": transcendental_scale['" + op + "']: not an op of transcendental_ns (the factor is on its time)");
-      if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 1e3))
-        throw Error(ctx + ": transcendental_scale['" + op + "'] must be a factor in (0, 1000], got " + v.dump());
-      d.transcendental_scale[op] = v.get<double>();
-    }
-  }
 
   if (auto it = j.find("calibrated"); it != j.end()) {
     if (!it->is_boolean()) throw Error(ctx + ": field 'calibrated' must be true or false");
@@ -357,11 +347,6 @@ std::string device_to_json(const DeviceSpec& d) {
     ojson t = ojson::object();
     for (const auto& [op, ns] : d.transcendental_ns) t[op] = ns;
     j["transcendental_ns"] = std::move(t);
-  }
-  if (!d.transcendental_scale.empty()) {
-    ojson t = ojson::object();
-    for (const auto& [op, s] : d.transcendental_scale) t[op] = s;
-    j["transcendental_scale"] = std::move(t);
   }
   j["reduce_step_ns"] = d.reduce_step_ns;
   j["select_step_ns"] = d.select_step_ns;

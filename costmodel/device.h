@@ -116,14 +116,6 @@ struct DeviceSpec {
   // of costmodel/flops.cpp's estimate; e_transcendental then scales them all
   // (1 = the probe's speed). Empty: the estimates.
   std::map<std::string, double, std::less<>> transcendental_ns;
-  // CPU, written by calibration (docs/calibration.md, eighth rule): factor
-  // on an op's transcendental_ns for the libm routines the measurements
-  // fitted an efficiency of their own (op → e_transcendental / that
-  // routine's efficiency; e.g. Erf 1.2: erff ran 1.2× slower than the
-  // probe relative to expf). A libm routine's speed depends on its
-  // arguments, which the probe draws from [-1, 1]. Every key is an op of
-  // transcendental_ns; absent: 1.
-  std::map<std::string, double, std::less<>> transcendental_scale;
   // Serial accumulation step of an adding reduction primitive (ReduceSum/
   // Mean/Prod, GlobalAveragePool; not max/min, not the pooling library), ns
   // per reduced input element beyond the first kReduceOverlapSteps of each

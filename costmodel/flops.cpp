@@ -356,21 +356,9 @@ double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
 }  // namespace
 
 double transcendental_weight(std::string_view op, const DeviceSpec& d) {
-  if (auto it = d.transcendental_ns.find(op); it != d.transcendental_ns.end()) {
-    auto s = d.transcendental_scale.find(op);
-    return it->second * d.fp32_TFLOPs * 1000 / std::max(1, d.sm_count) *
-           (s != d.transcendental_scale.end() ? s->second : 1.0);
-  }
+  if (auto it = d.transcendental_ns.find(op); it != d.transcendental_ns.end())
+    return it->second * d.fp32_TFLOPs * 1000 / std::max(1, d.sm_count);
   return elementwise_per_elem(op);
-}
-
-std::string_view libm_routine(std::string_view op) {
-  if (op == "Erf") return "erf";
-  if (op == "Tanh") return "tanh";
-  if (op == "Log") return "log";
-  if (op == "Sin" || op == "Cos") return "sin_cos";
-  if (op == "Pow") return "pow";
-  return "exp";  // Exp, and Sigmoid, Elu, Softplus: fprt::exp_ (emit/cpu/runtime.h)
 }
 
 std::map<std::string, double, std::less<>> transcendental_elems(const GroupView& v, const GroupFlops& f) {

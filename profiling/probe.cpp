@@ -677,16 +677,14 @@ ProbeResult run_probe(std::ostream* log) {
   try {
     std::string note;
     d.transcendental_ns = transcendental_ns(note);
-    d.transcendental_scale.clear();  // calibration's factors were on the old times
     d.e_transcendental = 1;
     d.sources["transcendental_ns"] = note + ", " + measured;
     d.sources["e_transcendental"] =
-        "1: the probe's speed (transcendental_ns); fuseplan calibrate fits it for expf and its callers, and "
-        "one more per libm routine the measurements call (transcendental_scale), docs/calibration.md";
+        "1: the probe's speed (transcendental_ns); fuseplan calibrate fits it as one scale over all of them, "
+        "docs/calibration.md";
     say("transcendental ops: " + note);
   } catch (const Error& e) {
     d.transcendental_ns.clear();
-    d.transcendental_scale.clear();
     d.sources["transcendental_ns"] = std::string("not measured (") + e.what() + "): FLOP-equivalent estimates";
     say(std::string("transcendental ops not measured, estimates used: ") + e.what());
   }

@@ -10,7 +10,6 @@
 
 #include "costmodel/calibrate.h"
 #include "costmodel/cost.h"
-#include "costmodel/cost_detail.h"
 #include "graph/import.h"
 #include "profiling/probe.h"
 #include "profiling/tune_calibrate.h"
@@ -128,11 +127,6 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "spill_penalty") return t.spill_penalty;
   if (name == "gemm_call_us") return t.gemm_call_us;
   if (name == "e_transcendental") return t.e_transcendental;
-  if (name.starts_with("e_transcendental[")) {  // a libm routine: e_transcendental / its ops' factor
-    for (const auto& [op, s] : t.transcendental_scale)
-      if (name == "e_transcendental[" + std::string(costmodel_detail::libm_routine(op)) + "]") return t.e_transcendental / s;
-    return t.e_transcendental;
-  }
   if (name == "reduce_step_ns") return t.reduce_step_ns;
   if (name == "pool_step_ns") return t.pool_step_ns;
   if (name == "select_step_ns") return t.select_step_ns;
@@ -154,11 +148,6 @@ void expect_recovered(const CalibrationResult& r, const DeviceSpec& truth) {
   for (const auto& p : r.parameters) {
     SCOPED_TRACE(p.name);
     double want = truth_value(truth, p.name);
-    if (p.name.starts_with("e_transcendental[") && p.held) {  // no measurement calls it: priced as expf
-      EXPECT_NE(p.note.find("follows e_transcendental"), std::string::npos) << p.note;
-      EXPECT_NEAR(p.value, truth.e_transcendental, 0.10 * truth.e_transcendental);
-      continue;
-    }
     if (p.name == "gemm_microkernel_ns") {
       EXPECT_TRUE(p.held);
       EXPECT_EQ(p.value, want);
@@ -181,10 +170,9 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 22u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
-                                        // other, transcendental, its 5 other libm routines (held: no
-                                        // measurement calls them), reduce_step, select_step, pool_step,
-                                        // im2col, gemm_pack, gemm_microkernel (held: the probe measures it)
+  ASSERT_EQ(r.parameters.size(), 17u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
+                                        // other, transcendental, reduce_step, select_step, pool_step, im2col,
+                                        // gemm_pack, gemm_microkernel (held: the probe measures it)
   EXPECT_EQ(prior.gemm_call_us, 0);
   EXPECT_EQ(prior.source_read_us, 0);
   EXPECT_EQ(prior.e_transcendental, 0);
@@ -216,7 +204,7 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   truth.store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 24u);
+  ASSERT_EQ(r.parameters.size(), 19u);
   auto param = [&](const char* name) {
     return std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
   };
@@ -266,84 +254,6 @@ TEST(Calibrate, NoiselessMeasurementsAreFitExactly) {
   CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth, 70, 0, 3, true));
   for (const auto& p : r.parameters) EXPECT_NEAR(p.value, truth_value(truth, p.name), 1e-6 * truth_value(truth, p.name)) << p.name;
   EXPECT_LT(r.rms_relative_residual, 1e-9);
-}
-
-// Eighth rule (docs/calibration.md): a libm routine the measurements call
-// gets an efficiency of its own, kept as a factor on its ops' probe times.
-// Truth: the probe's times, e_transcendental 0.05, and erff 1.25× slower
-// than the probe says relative to expf. The math groups call expf (Exp),
-// erff (Erf) or both; none calls tanhf. The fit recovers 0.05 and the erf
-// routine's 0.04 (factor 1.25 on Erf); Sigmoid, which calls expf, and Tanh,
-// which nothing measured calls, follow e_transcendental at the probe's
-// ratio; and the calibrated device prices an Erf group as the truth does.
-std::vector<CalibrationSample> with_libm_calls(const DeviceSpec& truth, std::vector<CalibrationSample> s,
-                                               int erf_every) {
-  std::mt19937_64 rng(17);
-  std::normal_distribution<double> eps(0, 0.03);
-  int k = 0;
-  for (auto& c : s) {
-    CostFeatures& f = c.features;
-    if (!(f.flops_transcendental > 0)) continue;
-    const double share = k % erf_every == 0 ? 1 : k % erf_every == 1 ? 0.4 : 0;  // of the FLOPs: erf's
-    ++k;
-    f.transcendental_elems.clear();
-    if (share > 0) f.transcendental_elems["Erf"] = share * f.flops_transcendental / 16;
-    if (share < 1) f.transcendental_elems["Exp"] = (1 - share) * f.flops_transcendental / 8;
-    c.measured_us = predict_us(f, truth) * std::exp(eps(rng));
-  }
-  return s;
-}
-
-DeviceSpec probed(DeviceSpec d) {
-  d.e_transcendental = 1;
-  d.transcendental_ns = {{"Erf", 3.6}, {"Exp", 2.3}, {"Sigmoid", 3.1}, {"Tanh", 10.9}};
-  return d;
-}
-
-TEST(Calibrate, FitsAnEfficiencyPerLibmRoutineTheMeasurementsCall) {
-  const DeviceSpec prior = probed(load_device("host-cpu"));
-  DeviceSpec truth = probed(truth_device());
-  truth.e_transcendental = 0.05;
-  truth.transcendental_scale = {{"Erf", 1.25}};
-  auto samples = with_libm_calls(truth, synthetic(truth, 280, 0.03, 7, true), 3);
-  CalibrationResult r = calibrate(prior, samples);
-  expect_recovered(r, truth);
-  auto param = [&](const std::string& name) {
-    auto it = std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
-    EXPECT_NE(it, r.parameters.end()) << name;
-    return *it;
-  };
-  EXPECT_FALSE(param("e_transcendental[erf]").held);
-  EXPECT_NEAR(param("e_transcendental[erf]").value, 0.04, 0.004);
-  const FittedParameter tanh = param("e_transcendental[tanh]");
-  EXPECT_TRUE(tanh.held);
-  EXPECT_EQ(tanh.note, "follows e_transcendental at the probe's ratio to expf: 0 measurement(s) call tanh (need 3)");
-  ASSERT_EQ(r.device.transcendental_scale.size(), 1u);
-  EXPECT_NEAR(r.device.transcendental_scale.at("Erf"), 1.25, 0.1);
-  EXPECT_NEAR(r.device.e_transcendental, 0.05, 0.005);
-  // An Erf group and a Sigmoid group (expf's family, unmeasured) priced as the truth prices them.
-  for (const char* op : {"Erf", "Sigmoid", "Tanh"}) {
-    CostFeatures f;
-    f.bytes_read = f.bytes_written = 4096;
-    f.transcendental_elems[op] = 1e5;
-    f.flops_transcendental = f.flops_other = 1.6e6;
-    EXPECT_NEAR(predict_us(f, r.device), predict_us(f, truth), 0.1 * predict_us(f, truth)) << op;
-  }
-  // Held by name, or called by fewer than min_support measurements, erf
-  // follows e_transcendental: no factor, and e_transcendental lands between
-  // expf's 0.05 and erff's 0.04.
-  for (const auto& [held, every] : {std::pair{true, 3}, std::pair{false, 140}}) {
-    auto few = with_libm_calls(truth, synthetic(truth, 280, 0.03, 7, true), every);
-    CalibrationOptions o;
-    if (held) o.hold = {"e_transcendental[erf]"};
-    CalibrationResult h = calibrate(prior, few, o);
-    EXPECT_TRUE(h.device.transcendental_scale.empty());
-    for (const auto& p : h.parameters)
-      if (p.name == "e_transcendental[erf]")
-        EXPECT_EQ(p.note, held ? "follows e_transcendental at the probe's ratio to expf: --hold"
-                               : "follows e_transcendental at the probe's ratio to expf: 2 measurement(s) call erf (need 3)");
-    if (held) EXPECT_LT(h.device.e_transcendental, 0.049);
-  }
 }
 
 TEST(Calibrate, HoldsParametersNoMeasurementExercises) {

@@ -763,15 +763,6 @@ TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
   EXPECT_EQ(f.transcendental_elems, (std::map<std::string, double, std::less<>>{{"Exp", S}, {"Tanh", S}}));
   EXPECT_DOUBLE_EQ(f.flops_transcendental, 24.0 * S);  // 16 + 8 at the estimates
   EXPECT_NEAR(predict_us(f, d), c.predicted_us, 1e-9);
-  // A calibrated factor for tanh's routine (transcendental_scale) scales its
-  // time, 1.5 × 393.216 µs, in cost() and predict_us alike, and is named.
-  d.transcendental_scale = {{"Tanh", 1.5}};
-  EXPECT_DOUBLE_EQ(costmodel_detail::transcendental_weight("Tanh", d), 9000);
-  GroupCost cs = cost(g, grp, d, true);
-  EXPECT_NEAR(cs.t_compute_us - c.t_compute_us, 0.5 * 65536 * 12e-3 / 2, 1e-9);
-  EXPECT_NE(cs.breakdown.find("[Tanh × 1.500, fitted for its libm routine]"), std::string::npos) << cs.breakdown;
-  EXPECT_NEAR(predict_us(f, d), cs.predicted_us, 1e-9);
-  d.transcendental_scale.clear();
   // Without the table, the estimates (Tanh 16).
   d.transcendental_ns.clear();
   EXPECT_DOUBLE_EQ(cost(g, grp, d).flops, 25.0 * S);

@@ -264,32 +264,6 @@ TEST(Device, TranscendentalTableIsCpuOnlyAndNamesKnownOps) {
   EXPECT_NE(msg.find("'transcendental_ns' is for CPU devices"), std::string::npos) << msg;
 }
 
-// Calibration's factor per op (DeviceSpec::transcendental_scale, eighth
-// rule) round-trips; it must name an op of transcendental_ns (the factor is
-// on that time) and be in (0, 1000], else one named error.
-TEST(Device, TranscendentalScaleNamesOpsOfTheProbesTable) {
-  nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu")));
-  cpu["transcendental_ns"] = {{"Erf", 3.5}, {"Exp", 2.25}};
-  {
-    nlohmann::json t = cpu;
-    t["transcendental_scale"] = {{"Erf", 1.25}};
-    const DeviceSpec d = fuseplan::load_device(temp_file("tsc.json", t.dump()).string());
-    EXPECT_EQ(d.transcendental_scale, (std::map<std::string, double, std::less<>>{{"Erf", 1.25}}));
-    const DeviceSpec back = fuseplan::load_device(temp_file("tsc2.json", fuseplan::device_to_json(d)).string());
-    EXPECT_EQ(back.transcendental_scale, d.transcendental_scale);
-  }
-  for (const auto& [table, needle] :
-       {std::pair<nlohmann::json, const char*>{{{"Tanh", 1.5}}, "transcendental_scale['Tanh']: not an op of transcendental_ns"},
-        {{{"Erf", 0.0}}, "transcendental_scale['Erf'] must be a factor in (0, 1000]"},
-        {{{"Erf", "x"}}, "transcendental_scale['Erf'] must be a factor"},
-        {nlohmann::json::array({1}), "'transcendental_scale' must be an object"}}) {
-    nlohmann::json t = cpu;
-    t["transcendental_scale"] = table;
-    const std::string msg = thrown_message(temp_file("badtsc.json", t.dump()).string());
-    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-  }
-}
-
 TEST(Device, DataDirHonoursEnvironment) {
   const char* old = std::getenv("FUSEPLAN_DATA_DIR");
   const std::string saved = old ? old : "";
