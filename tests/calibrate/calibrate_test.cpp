@@ -34,8 +34,6 @@ DeviceSpec truth_device() {
   d.pool_step_ns = 3;         // prior 0: pooling-library window steps
   d.select_step_ns = 1.5;     // prior 0: max/min compare-select chains
   d.source_read_us = 0.8;     // prior 0: first touch of each source tensor read
-  d.libm_cold_us = 60;        // prior 0: cold libm routines beyond the LLC (large enough to resolve next to
-                              // the math groups' 10-1000 us with 5% noise)
   d.im2col_elem_ns = 1.2;     // prior 0: the convs' im2col pass
   d.gemm_pack_elem_ns = 0.7;  // prior 0: the GEMMs' panel packing
   return d;
@@ -96,12 +94,6 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
         f.bytes_read = logu(1e4, 2e5);
         f.flops_other = logu(1e6, 1e8);
         if (cpu_terms) f.flops_transcendental = f.flops_other * (i / 7 % 3) * 0.45 * u(rng_t);
-        // Their libm calls: expf alone, or expf and tanhf (FLOP-equivalents 8 and 16 an element).
-        if (f.flops_transcendental > 0) {
-          const bool two = (i / 7) % 4 < 2;
-          f.transcendental_elems["Exp"] = (two ? 0.5 : 1.0) * f.flops_transcendental / 8;
-          if (two) f.transcendental_elems["Tanh"] = 0.5 * f.flops_transcendental / 16;
-        }
         // Reductions (every other math group), max/min chains and pools (one
         // in three each): serial steps that dominate their groups' time.
         if (cpu_terms && (i / 7) % 2) f.reduction_steps = f.flops_other * (0.1 + 0.3 * u(rng_r));
@@ -139,7 +131,6 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "pool_step_ns") return t.pool_step_ns;
   if (name == "select_step_ns") return t.select_step_ns;
   if (name == "source_read_us") return t.source_read_us;
-  if (name == "libm_cold_us") return t.libm_cold_us;
   if (name == "write_allocate_bw_GBps") return t.write_allocate_bw_GBps;
   if (name == "store_stall_us") return t.store_stall_us;
   if (name == "im2col_elem_ns") return t.im2col_elem_ns;
@@ -150,9 +141,8 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   return t.dram_bw_GBps;
 }
 
-// Every fitted parameter within 10% of the truth (20% for the L1 bandwidth,
-// the spill penalty and the cold-libm term: about 1 in 20 groups carries it,
-// next to math of 10-1000 us) and within 4 of its own standard errors; the
+// Every fitted parameter within 10% of the truth (20% for the L1 bandwidth
+// and the spill penalty) and within 4 of its own standard errors; the
 // probe-measured gemm_microkernel_ns held at the prior (= the truth's).
 void expect_recovered(const CalibrationResult& r, const DeviceSpec& truth) {
   for (const auto& p : r.parameters) {
@@ -165,7 +155,7 @@ void expect_recovered(const CalibrationResult& r, const DeviceSpec& truth) {
       continue;
     }
     EXPECT_FALSE(p.held) << p.note;
-    double tol = p.name == "caches[L1].bw_GBps" || p.name == "spill_penalty" || p.name == "libm_cold_us" ? 0.20 : 0.10;
+    double tol = p.name == "caches[L1].bw_GBps" || p.name == "spill_penalty" ? 0.20 : 0.10;
     EXPECT_NEAR(p.value, want, tol * want);
     EXPECT_GT(p.std_error, 0);
     EXPECT_LT(std::fabs(p.value - want), 4 * p.std_error + 1e-3 * want);
@@ -180,13 +170,11 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 18u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, libm_cold,
-                                        // contraction,
+  ASSERT_EQ(r.parameters.size(), 17u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
                                         // other, transcendental, reduce_step, select_step, pool_step, im2col,
                                         // gemm_pack, gemm_microkernel (held: the probe measures it)
   EXPECT_EQ(prior.gemm_call_us, 0);
   EXPECT_EQ(prior.source_read_us, 0);
-  EXPECT_EQ(prior.libm_cold_us, 0);
   EXPECT_EQ(prior.e_transcendental, 0);
   EXPECT_EQ(prior.reduce_step_ns, 0);
   EXPECT_EQ(prior.pool_step_ns, 0);
@@ -216,7 +204,7 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   truth.store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 20u);
+  ASSERT_EQ(r.parameters.size(), 19u);
   auto param = [&](const char* name) {
     return std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
   };
@@ -263,8 +251,7 @@ TEST(Calibrate, HoldsTheProbedMicroKernelCostAndFitsTheRestAroundIt) {
 
 TEST(Calibrate, NoiselessMeasurementsAreFitExactly) {
   const DeviceSpec truth = truth_device();
-  // 140 groups: 70 leave fewer than 3 groups with a cold libm routine (held).
-  CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth, 140, 0, 3, true));
+  CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth, 70, 0, 3, true));
   for (const auto& p : r.parameters) EXPECT_NEAR(p.value, truth_value(truth, p.name), 1e-6 * truth_value(truth, p.name)) << p.name;
   EXPECT_LT(r.rms_relative_residual, 1e-9);
 }
