@@ -63,12 +63,13 @@ double gpu_occ_factor(const CostFeatures& f, const DeviceSpec& d) {
 // ---- the linear parameterisation ----
 // Columns: launch | one per memory level | write-allocate, store stall (CPU, when the prior sets
 // write-allocate) | spill, gemm_call,
-// source_read (CPU) | contraction | other
+// source_read, libm_cold (CPU) | contraction | other
 // | transcendental, reduce, select, pool steps, im2col, packing (CPU).
 struct Layout {
   std::vector<std::string> names;
   std::vector<int> level_of_col;  // for memory columns: cache index or -1 (dram_bw_GBps)
-  int launch = 0, write_allocate = -1, store_stall = -1, spill = -1, calls = -1, sources = -1, im2col = -1, pack = -1,
+  int launch = 0, write_allocate = -1, store_stall = -1, spill = -1, calls = -1, sources = -1, libm_cold = -1, im2col = -1,
+      pack = -1,
       microkernels = -1,
       contraction = -1, other = -1,
       transcendental = -1, reduce = -1, select = -1, pool = -1;
@@ -109,6 +110,9 @@ struct Layout {
       calls = add("gemm_call_us", -2);
       // CPU backend: first touch of each source tensor after a flush.
       sources = add("source_read_us", -2);
+      // CPU backend: each libm routine a group calls, cold beyond the LLC
+      // (measured by the probe, never fitted: the tenth rule).
+      libm_cold = add("libm_cold_us", -2);
     }
     contraction = add("e_contraction", -2);
     other = add("e_cmp", -2);
@@ -131,7 +135,7 @@ struct Layout {
 
   int size() const { return static_cast<int>(names.size()); }
   // Columns calibrate() always holds at the prior (measured, not fitted).
-  bool measured_only(int j) const { return j >= 0 && j == microkernels; }
+  bool measured_only(int j) const { return j >= 0 && (j == microkernels || j == libm_cold); }
   int column_of_level(int cache_idx) const {
     for (int c = first_level; c < first_level + levels; ++c)
       if (level_of_col[c] == cache_idx) return c;
@@ -152,6 +156,7 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   }
   if (L.calls >= 0) x[L.calls] = d.gemm_call_us;
   if (L.sources >= 0) x[L.sources] = d.source_read_us;
+  if (L.libm_cold >= 0) x[L.libm_cold] = d.libm_cold_us;
   if (L.im2col >= 0) x[L.im2col] = d.im2col_elem_ns * kUsPerNs;
   if (L.pack >= 0) x[L.pack] = d.gemm_pack_elem_ns * kUsPerNs;
   if (L.microkernels >= 0) x[L.microkernels] = d.gemm_microkernel_ns * kUsPerNs;
@@ -195,6 +200,9 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
   }
   if (L.calls >= 0) mem[L.calls] = cmp[L.calls] = f.gemm_calls;  // additive, like launch
   if (L.sources >= 0) mem[L.sources] = cmp[L.sources] = f.sources_read;  // additive too
+  if (L.libm_cold >= 0)  // additive too
+    mem[L.libm_cold] = cmp[L.libm_cold] =
+        costmodel_detail::libm_cold_calls(costmodel_detail::libm_routines(f.transcendental_elems), f.graph_bytes, d);
   if (L.im2col >= 0) mem[L.im2col] = cmp[L.im2col] = f.im2col_elems;     // a serial pass before the GEMM
   if (L.pack >= 0) mem[L.pack] = cmp[L.pack] = f.gemm_pack_elems;         // and the GEMM's own packing
   if (L.microkernels >= 0) mem[L.microkernels] = cmp[L.microkernels] = f.gemm_microkernels;  // and micro-kernel runs
@@ -305,6 +313,7 @@ double predict_us(const CostFeatures& f, const DeviceSpec& d) {
   // are outside the roofline max (both rows hold them).
   double t_fixed = x[L.launch] + (L.calls >= 0 ? f.gemm_calls * x[L.calls] : f.gemm_calls * d.gemm_call_us) +
                    (L.sources >= 0 ? f.sources_read * x[L.sources] : f.sources_read * d.source_read_us) +
+                   (L.libm_cold >= 0 ? mem[L.libm_cold] * x[L.libm_cold] : 0) +
                    (L.im2col >= 0 ? f.im2col_elems * x[L.im2col] : f.im2col_elems * d.im2col_elem_ns * kUsPerNs) +
                    (L.pack >= 0 ? f.gemm_pack_elems * x[L.pack] : f.gemm_pack_elems * d.gemm_pack_elem_ns * kUsPerNs) +
                    (L.microkernels >= 0 ? f.gemm_microkernels * x[L.microkernels]
@@ -594,6 +603,7 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   // Additive µs terms: x is the device value.
   for (auto [col, prior_v, dst] : {std::tuple{L.calls, prior.gemm_call_us, &d.gemm_call_us},
                                    std::tuple{L.sources, prior.source_read_us, &d.source_read_us},
+                                   std::tuple{L.libm_cold, prior.libm_cold_us, &d.libm_cold_us},
                                    std::tuple{L.store_stall, prior.store_stall_us, &d.store_stall_us}}) {
     if (col < 0) continue;
     auto fp = add(col, prior_v, x[col], 0);

@@ -365,12 +365,17 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   // One line-fill wait when the group writes in a graph beyond the LLC (CPU,
   // latency outside the roofline; d.store_stall_us = 0 leaves it out).
   c.t_store_stall_us = store_stalls(written, c.graph_bytes, d) * d.store_stall_us;
+  // Each libm routine it calls, cold in a graph beyond the LLC (CPU, latency
+  // outside the roofline; d.libm_cold_us = 0 leaves it out).
+  c.libm_cold_calls = libm_cold_calls(libm_routines(transcendental_elems(v, f)), c.graph_bytes, d);
+  c.t_libm_cold_us = c.libm_cold_calls * d.libm_cold_us;
   // The convs' im2col pass, serial before their GEMMs (CPU backend;
   // d.im2col_elem_ns = 0 leaves it out).
   c.im2col_elems = f.im2col_elems;
   c.t_im2col_us = f.im2col_elems * d.im2col_elem_ns * kUsPerNs;
   double fixed_us =
-      c.launch_us + c.t_calls_us + c.t_pack_us + c.t_microkernel_us + c.t_sources_us + c.t_store_stall_us + c.t_im2col_us;
+      c.launch_us + c.t_calls_us + c.t_pack_us + c.t_microkernel_us + c.t_sources_us + c.t_store_stall_us +
+      c.t_libm_cold_us + c.t_im2col_us;
   c.predicted_us = body + fixed_us;
   // A device figure far out of range (spill_penalty 1e308, a bandwidth of
   // 1e-300 GB/s) overflows the time: refuse it here, since an infinite or
@@ -468,6 +473,9 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   if (c.t_sources_us > 0)
     o << "sources_read = " << fixed(c.sources_read) << " × " << fixed(d.source_read_us, 3) << " us = "
       << fixed(c.t_sources_us, 3) << " us\n";
+  if (c.t_libm_cold_us > 0)
+    o << "libm_cold = " << fixed(c.libm_cold_calls) << " routine(s) × " << fixed(d.libm_cold_us, 3) << " us = "
+      << fixed(c.t_libm_cold_us, 3) << " us (code and tables evicted: graph beyond the LLC)\n";
   if (c.t_store_stall_us > 0)
     o << "store_stall = " << fixed(c.t_store_stall_us, 3)
       << " us (graph beyond the LLC: one line fill, evicting a dirty line, before its stores drain)\n";

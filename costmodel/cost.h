@@ -28,6 +28,8 @@ struct GroupCost {
   double bytes_read_sources = 0;  // bytes of bytes_read from those sources (CPU: priced at the DRAM bandwidth)
   double t_sources_us = 0;      // sources_read × DeviceSpec::source_read_us, µs
   double graph_bytes = 0;       // graph_footprint_bytes of the group's graph, bytes (the store stall's regime)
+  double libm_cold_calls = 0;   // distinct libm routines the group calls in a graph beyond the LLC (CPU)
+  double t_libm_cold_us = 0;    // libm_cold_calls × DeviceSpec::libm_cold_us, µs
   double t_store_stall_us = 0;  // store_stalls × DeviceSpec::store_stall_us (CPU: a group writing in a graph
                                 // beyond the LLC), µs
   double im2col_elems = 0;      // elements of the im2col matrices the group's Convs write (CPU backend)
@@ -37,8 +39,9 @@ struct GroupCost {
   double gemm_microkernels = 0; // micro-kernel runs of its gemm() calls (CPU backend)
   double t_microkernel_us = 0;  // gemm_microkernels × DeviceSpec::gemm_microkernel_ns, µs
   double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_pack + t_microkernel + t_sources
-                                // + t_store_stall + t_im2col, µs
-  std::string bound;            // "memory", "compute" (with t_im2col, t_pack, t_microkernel) or "launch" (launch, calls, sources, stall)
+                                // + t_store_stall + t_libm_cold + t_im2col, µs
+  std::string bound;            // "memory", "compute" (with t_im2col, t_pack, t_microkernel) or "launch" (launch,
+                                // calls, sources, stall, cold libm)
   std::string breakdown;        // one human-readable line per term (filled only when asked)
   // Registers/spills: the analytic estimate, and a backend's measurement
   // (ResourceOracle) when one was taken. regs_per_thread, spill_bytes and

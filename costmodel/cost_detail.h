@@ -138,6 +138,13 @@ double transcendental_weight(std::string_view op, const DeviceSpec& d);
 /// Elements each transcendental op of the group evaluates (output elements ×
 /// times computed, GroupFlops::times), by op name.
 std::map<std::string, double, std::less<>> transcendental_elems(const GroupView& v, const GroupFlops& f);
+/// The libm routine the CPU backend calls for transcendental op `op`
+/// (emit/op_attrs.cpp, emit/cpu/runtime.h): "exp" for Exp, Sigmoid, Elu and
+/// Softplus (fprt::exp_), else "erf", "tanh", "log", "sin_cos" or "pow".
+std::string_view libm_routine(std::string_view op);
+/// Distinct libm routines of a group's transcendental_elems (ops with
+/// elements > 0). E.g. {Exp, Sigmoid, Tanh}: 2 (expf, tanhf).
+double libm_routines(const std::map<std::string, double, std::less<>>& elems);
 /// Σ elements × transcendental_weight on d: the transcendental
 /// FLOP-equivalents of a group on d from its transcendental_elems.
 double transcendental_flops(const std::map<std::string, double, std::less<>>& elems, const DeviceSpec& d);
@@ -213,6 +220,14 @@ inline double write_allocate_bytes(double written, double graph_bytes, const Dev
 /// write-allocate.
 inline double store_stalls(double written, double graph_bytes, const DeviceSpec& d) {
   return !fits_llc(graph_bytes, d) && write_allocate_bytes(written, graph_bytes, d) > 0 ? 1 : 0;
+}
+/// CPU: the cold libm routines of a group calling `routines` distinct ones
+/// in a graph of `graph_bytes` (ninth rule, docs/calibration.md): all of
+/// them beyond the LLC (the groups before it evicted their code and
+/// tables; a graph_bytes < 0, unknown, counts as beyond), none within it;
+/// 0 on a GPU.
+inline double libm_cold_calls(double routines, double graph_bytes, const DeviceSpec& d) {
+  return d.is_gpu() || fits_llc(graph_bytes, d) ? 0 : routines;
 }
 /// Library GEMM calls the CPU runtime makes for contraction node n
 /// (emit/cpu/runtime.h): the matmul()/conv() entry itself plus its gemm()

@@ -106,6 +106,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "graph_launch_us", d.graph_launch_us, false, ctx);
   get_number(j, "gemm_call_us", d.gemm_call_us, false, ctx);  // absent: 0 (no per-call term)
   get_number(j, "source_read_us", d.source_read_us, false, ctx);  // absent: 0 (no first-touch term)
+  get_number(j, "libm_cold_us", d.libm_cold_us, false, ctx);      // absent: 0 (no cold-libm term)
   get_number(j, "write_allocate_bw_GBps", d.write_allocate_bw_GBps, false, ctx);  // absent: 0 (writes at the level)
   get_number(j, "store_buffer_bytes", d.store_buffer_bytes, false, ctx);
   get_number(j, "store_stall_us", d.store_stall_us, false, ctx);  // absent: 0 (no stall term)
@@ -182,6 +183,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   if (d.launch_us < 0) throw Error(ctx + ": field 'launch_us' must be >= 0");
   if (d.gemm_call_us < 0) throw Error(ctx + ": field 'gemm_call_us' must be >= 0");
   if (d.source_read_us < 0) throw Error(ctx + ": field 'source_read_us' must be >= 0");
+  if (!(d.libm_cold_us >= 0)) throw Error(ctx + ": field 'libm_cold_us' must be >= 0");
   if (!(d.write_allocate_bw_GBps >= 0))
     throw Error(ctx + ": field 'write_allocate_bw_GBps' must be >= 0 (0 = writes priced at the working-set level)");
   if (!(d.store_buffer_bytes >= 0)) throw Error(ctx + ": field 'store_buffer_bytes' must be >= 0");
@@ -223,6 +225,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   };
   for (auto [key, v] : {std::pair{"launch_us", d.launch_us}, {"graph_launch_us", d.graph_launch_us},
                         {"gemm_call_us", d.gemm_call_us}, {"source_read_us", d.source_read_us},
+                        {"libm_cold_us", d.libm_cold_us},
                         {"reduce_step_ns", d.reduce_step_ns}, {"pool_step_ns", d.pool_step_ns},
                         {"select_step_ns", d.select_step_ns}, {"store_buffer_bytes", d.store_buffer_bytes},
                         {"store_stall_us", d.store_stall_us}, {"im2col_elem_ns", d.im2col_elem_ns},
@@ -334,6 +337,7 @@ std::string device_to_json(const DeviceSpec& d) {
   j["graph_launch_us"] = d.graph_launch_us;
   j["gemm_call_us"] = d.gemm_call_us;
   j["source_read_us"] = d.source_read_us;
+  if (d.libm_cold_us > 0) j["libm_cold_us"] = d.libm_cold_us;
   j["write_allocate_bw_GBps"] = d.write_allocate_bw_GBps;
   j["store_buffer_bytes"] = d.store_buffer_bytes;
   j["store_stall_us"] = d.store_stall_us;

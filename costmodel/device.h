@@ -60,6 +60,14 @@ struct DeviceSpec {
   // launch. Default 0 (no such term); fitted by calibration on CPU devices
   // (docs/calibration.md).
   double source_read_us = 0;
+  // CPU: a cold libm routine, µs per distinct routine a group calls in a
+  // graph beyond the LLC (costmodel_detail::libm_cold_calls): the groups
+  // before it streamed the routine's code and tables out of every cache
+  // level, and the probe (transcendental_ns) timed them hot. Outside the
+  // roofline, like source_read_us. Default 0 (no such term); measured by
+  // `fuseplan probe` (profiling/probe_transcendental.h libm_cold_us) and held
+  // by calibration, never fitted (docs/calibration.md, tenth rule).
+  double libm_cold_us = 0;
   // CPU: bandwidth of stores to lines no cache holds, GB/s. A store to such
   // a line first reads it (write-allocate, a read-for-ownership), so a group
   // writing a tensor the flush (or the plan's own streaming) evicted pays for

@@ -15,6 +15,7 @@
 // corrects them through e_cmp.
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string_view>
 #include <tuple>
 
@@ -370,6 +371,22 @@ std::map<std::string, double, std::less<>> transcendental_elems(const GroupView&
     out[v.g.node(n).op] += static_cast<double>(v.g.numel(n)) * f.times[i];
   }
   return out;
+}
+
+std::string_view libm_routine(std::string_view op) {
+  if (op == "Erf") return "erf";
+  if (op == "Tanh") return "tanh";
+  if (op == "Log") return "log";
+  if (op == "Sin" || op == "Cos") return "sin_cos";
+  if (op == "Pow") return "pow";
+  return "exp";  // Exp, and Sigmoid, Elu, Softplus: fprt::exp_ (emit/cpu/runtime.h)
+}
+
+double libm_routines(const std::map<std::string, double, std::less<>>& elems) {
+  std::set<std::string_view> routines;
+  for (const auto& [op, n] : elems)
+    if (n > 0) routines.insert(libm_routine(op));
+  return static_cast<double>(routines.size());
 }
 
 double transcendental_flops(const std::map<std::string, double, std::less<>>& elems, const DeviceSpec& d) {

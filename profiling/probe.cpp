@@ -683,8 +683,15 @@ ProbeResult run_probe(std::ostream* log) {
         "1: the probe's speed (transcendental_ns); fuseplan calibrate fits it as one scale over all of them, "
         "docs/calibration.md";
     say("transcendental ops: " + note);
+    // Their code and tables cold, as after groups that streamed the LLC
+    // (docs/calibration.md, tenth rule): held by calibration, never fitted.
+    std::string cold_note;
+    d.libm_cold_us = libm_cold_us(static_cast<std::size_t>(4 * d.l2_bytes), cold_note);
+    d.sources["libm_cold_us"] = cold_note + ", " + measured;
+    say("cold libm routine: " + fmt(d.libm_cold_us, 3) + " us (" + cold_note + ")");
   } catch (const Error& e) {
     d.transcendental_ns.clear();
+    d.libm_cold_us = 0;
     d.sources["transcendental_ns"] = std::string("not measured (") + e.what() + "): FLOP-equivalent estimates";
     say(std::string("transcendental ops not measured, estimates used: ") + e.what());
   }

@@ -26,6 +26,10 @@ constexpr ProbedOp kOps[] = {{"Exp", ""},     {"Log", ""},      {"Sin", ""},    
 constexpr int kSizes[2] = {1024, 8192};
 constexpr int kRounds = 101;  // rounds per call
 constexpr int kCalls = 5;     // calls, each op's best over all
+// Cold-libm probe: one op per libm routine (indices into kOps: Exp, Log,
+// Sin, Tanh, Erf, Pow), rounds of a hot and a cold call each.
+constexpr int kColdOps[] = {0, 1, 2, 4, 5, 9};
+constexpr int kColdRounds = 15;
 
 // One kernel per op and size, shaped like an emitted single-op group
 // (restrict pointers, a constant trip count, the scalar call), then a timer
@@ -69,6 +73,41 @@ std::string probe_source() {
     << "      auto t1 = std::chrono::steady_clock::now();\n"
     << "      out[f] = std::min(out[f], std::chrono::duration<double, std::nano>(t1 - t0).count());\n"
     << "    }\n}\n";
+  // Cold libm: each routine's 1024-element kernel hot, then right after a
+  // stream over b[1] (b[2] bytes, read and written) with x and y touched
+  // back, so only the code and libm's tables are cold. b[0]: double[2 × ops],
+  // best hot and best cold ns per op (kColdOps).
+  s << "extern \"C\" void fp_probe_libm_cold(void** b) {\n"
+    << "  double* out = static_cast<double*>(b[0]);\n"
+    << "  volatile unsigned char* big = static_cast<unsigned char*>(b[1]);\n"
+    << "  const std::size_t bytes = *static_cast<const std::size_t*>(b[2]);\n"
+    << "  std::vector<float> buf(2 * 8192 + 32), e(1, 3.0f);\n"
+    << "  float* x = buf.data(); float* y = buf.data() + 8192 + 32;\n"
+    << "  std::mt19937_64 rng(7);\n  std::uniform_real_distribution<double> u(-1.0, 1.0);\n"
+    << "  for (int i = 0; i < 8192; ++i) x[i] = static_cast<float>(u(rng));\n"
+    << "  using Fn = void (*)(const float*, const float*, float*);\n"
+    << "  const Fn fns[] = {";
+  for (int k : kColdOps) s << "fp_t" << k << "_" << kSizes[0] << ", ";
+  s << "};\n"
+    << "  constexpr int n = sizeof fns / sizeof fns[0];\n"
+    << "  for (int f = 0; f < 2 * n; ++f) out[f] = 1e30;\n"
+    << "  volatile float sink = 0;\n"
+    << "  for (int rep = 0; rep < " << kColdRounds << "; ++rep)\n"
+    << "    for (int f = 0; f < n; ++f) {\n"
+    << "      fns[f](x, e.data(), y);\n"
+    << "      auto t0 = std::chrono::steady_clock::now();\n"
+    << "      fns[f](x, e.data(), y);\n"
+    << "      auto t1 = std::chrono::steady_clock::now();\n"
+    << "      out[2 * f] = std::min(out[2 * f], std::chrono::duration<double, std::nano>(t1 - t0).count());\n"
+    << "      for (std::size_t i = 0; i < bytes; i += 64) big[i] = static_cast<unsigned char>(big[i] + 1);\n"
+    << "      float s = 0;\n"
+    << "      for (int i = 0; i < " << kSizes[0] << "; ++i) s += x[i] + y[i];\n"
+    << "      sink = sink + s;\n"
+    << "      t0 = std::chrono::steady_clock::now();\n"
+    << "      fns[f](x, e.data(), y);\n"
+    << "      t1 = std::chrono::steady_clock::now();\n"
+    << "      out[2 * f + 1] = std::min(out[2 * f + 1], std::chrono::duration<double, std::nano>(t1 - t0).count());\n"
+    << "    }\n}\n";
   return s.str();
 }
 
@@ -103,6 +142,34 @@ std::map<std::string, double, std::less<>> transcendental_ns(std::string& note) 
          "compiles, one thread, inputs uniform in [-1, 1], slope between 1024 and 8192 elements, best of 5 × 101 rounds over all ops: " +
          parts.str() + " ns per element";
   return ns;
+}
+
+double libm_cold_us(std::size_t evict_bytes, std::string& note) {
+  auto lib = cpu::compile_and_load(std::string(cpu::kRuntimeText) + probe_source());
+  constexpr int n = sizeof kColdOps / sizeof kColdOps[0];
+  std::vector<double> t(2 * n, 0.0);
+  std::vector<unsigned char> big(std::max<std::size_t>(evict_bytes, 64), 0);
+  std::size_t bytes = big.size();
+  void* args[3] = {t.data(), big.data(), &bytes};
+  lib->kernel("fp_probe_libm_cold")(args);
+  std::vector<double> extra(n);
+  std::ostringstream parts;
+  for (int k = 0; k < n; ++k) {
+    extra[k] = std::max(0.0, t[2 * k + 1] - t[2 * k]) / 1000;  // ns → µs
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s %.3f", k ? ", " : "", kOps[kColdOps[k]].op, extra[k]);
+    parts << buf;
+  }
+  std::vector<double> sorted = extra;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  char head[256];
+  std::snprintf(head, sizeof head,
+                "median over libm routines of (best cold − best hot) time of a %d-element loop, %d rounds, cold = right "
+                "after streaming %.0f MiB with the loop's data touched back: ",
+                kSizes[0], kColdRounds, static_cast<double>(bytes) / 1048576.0);
+  note = head + parts.str() + " us";
+  return median;
 }
 
 }  // namespace fuseplan

@@ -5,6 +5,7 @@
 // (DeviceSpec::transcendental_ns) instead of a FLOP-equivalent estimate.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <string>
@@ -20,5 +21,15 @@ namespace fuseplan {
 /// description. Throws Error when the compiler or the loaded kernel fails
 /// (the caller leaves the table empty: the estimates).
 std::map<std::string, double, std::less<>> transcendental_ns(std::string& note);
+
+/// µs a libm routine's loop takes longer when its code and tables are cold
+/// (DeviceSpec::libm_cold_us; docs/calibration.md, tenth rule): the median
+/// over one op per routine (Exp, Log, Sin, Tanh, Erf, Pow) of the best time
+/// of its 1024-element loop right after streaming `evict_bytes` (read and
+/// written; 4 × the LLC evicts code and tables from every level) with the
+/// loop's inputs and outputs touched back, minus its best hot time; 15
+/// rounds each, one thread. `note` receives the per-routine values. Throws
+/// Error when the compiler or the loaded kernel fails.
+double libm_cold_us(std::size_t evict_bytes, std::string& note);
 
 }  // namespace fuseplan

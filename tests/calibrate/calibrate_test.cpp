@@ -94,6 +94,12 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
         f.bytes_read = logu(1e4, 2e5);
         f.flops_other = logu(1e6, 1e8);
         if (cpu_terms) f.flops_transcendental = f.flops_other * (i / 7 % 3) * 0.45 * u(rng_t);
+        // Their libm calls: expf alone, or expf and tanhf (FLOP-equivalents 8 and 16 an element).
+        if (f.flops_transcendental > 0) {
+          const bool two = (i / 7) % 4 < 2;
+          f.transcendental_elems["Exp"] = (two ? 0.5 : 1.0) * f.flops_transcendental / 8;
+          if (two) f.transcendental_elems["Tanh"] = 0.5 * f.flops_transcendental / 16;
+        }
         // Reductions (every other math group), max/min chains and pools (one
         // in three each): serial steps that dominate their groups' time.
         if (cpu_terms && (i / 7) % 2) f.reduction_steps = f.flops_other * (0.1 + 0.3 * u(rng_r));
@@ -131,6 +137,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "pool_step_ns") return t.pool_step_ns;
   if (name == "select_step_ns") return t.select_step_ns;
   if (name == "source_read_us") return t.source_read_us;
+  if (name == "libm_cold_us") return t.libm_cold_us;
   if (name == "write_allocate_bw_GBps") return t.write_allocate_bw_GBps;
   if (name == "store_stall_us") return t.store_stall_us;
   if (name == "im2col_elem_ns") return t.im2col_elem_ns;
@@ -143,12 +150,13 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
 
 // Every fitted parameter within 10% of the truth (20% for the L1 bandwidth
 // and the spill penalty) and within 4 of its own standard errors; the
-// probe-measured gemm_microkernel_ns held at the prior (= the truth's).
+// probe-measured gemm_microkernel_ns and libm_cold_us held at the prior (=
+// the truth's).
 void expect_recovered(const CalibrationResult& r, const DeviceSpec& truth) {
   for (const auto& p : r.parameters) {
     SCOPED_TRACE(p.name);
     double want = truth_value(truth, p.name);
-    if (p.name == "gemm_microkernel_ns") {
+    if (p.name == "gemm_microkernel_ns" || p.name == "libm_cold_us") {
       EXPECT_TRUE(p.held);
       EXPECT_EQ(p.value, want);
       EXPECT_EQ(p.note, "held at prior: measured by fuseplan probe, not fitted");
@@ -170,11 +178,13 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 17u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, contraction,
+  ASSERT_EQ(r.parameters.size(), 18u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, libm_cold,
+                                        // contraction,
                                         // other, transcendental, reduce_step, select_step, pool_step, im2col,
                                         // gemm_pack, gemm_microkernel (held: the probe measures it)
   EXPECT_EQ(prior.gemm_call_us, 0);
   EXPECT_EQ(prior.source_read_us, 0);
+  EXPECT_EQ(prior.libm_cold_us, 0);
   EXPECT_EQ(prior.e_transcendental, 0);
   EXPECT_EQ(prior.reduce_step_ns, 0);
   EXPECT_EQ(prior.pool_step_ns, 0);
@@ -204,7 +214,7 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   truth.store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 19u);
+  ASSERT_EQ(r.parameters.size(), 20u);
   auto param = [&](const char* name) {
     return std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
   };
@@ -229,24 +239,30 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   }
 }
 
-// gemm_microkernel_ns is measured by the probe, never fitted: calibrate
-// holds it at the prior's value, says so, and fits the rest around it. With
-// the true 45 ns per run in the prior, every fitted parameter is recovered
-// as in RecoversKnownParameters...; a prior of 0 ns (no probe measurement)
-// stays 0, and the fit is worse for it.
-TEST(Calibrate, HoldsTheProbedMicroKernelCostAndFitsTheRestAroundIt) {
+// gemm_microkernel_ns and libm_cold_us are measured by the probe, never
+// fitted: calibrate holds them at the prior's values, says so, and fits the
+// rest around them. With the true 45 ns per run and 30 us per cold libm
+// routine in the prior, every fitted parameter is recovered as in
+// RecoversKnownParameters...; a prior of 0 (no probe measurement) stays 0,
+// and the fit is worse for it.
+TEST(Calibrate, HoldsTheProbedMicroKernelAndColdLibmCostsAndFitsTheRestAroundThem) {
   DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
   truth.gemm_microkernel_ns = prior.gemm_microkernel_ns = 45;
+  truth.libm_cold_us = prior.libm_cold_us = 30;
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
   expect_recovered(r, truth);
   EXPECT_EQ(r.device.gemm_microkernel_ns, 45);
-  // Without the measurement the term stays out, whatever the data say, and
+  EXPECT_EQ(r.device.libm_cold_us, 30);
+  // Without the measurements the terms stay out, whatever the data say, and
   // the other terms fit the runs' time worse.
-  prior.gemm_microkernel_ns = 0;
-  CalibrationResult r0 = calibrate(prior, samples);
-  EXPECT_EQ(r0.device.gemm_microkernel_ns, 0);
-  EXPECT_GT(r0.rms_relative_residual, r.rms_relative_residual);
+  for (double DeviceSpec::*term : {&DeviceSpec::gemm_microkernel_ns, &DeviceSpec::libm_cold_us}) {
+    DeviceSpec unprobed = prior;
+    unprobed.*term = 0;
+    CalibrationResult r0 = calibrate(unprobed, samples);
+    EXPECT_EQ(r0.device.*term, 0);
+    EXPECT_GT(r0.rms_relative_residual, r.rms_relative_residual);
+  }
 }
 
 TEST(Calibrate, NoiselessMeasurementsAreFitExactly) {

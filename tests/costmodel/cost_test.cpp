@@ -769,6 +769,41 @@ TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
   EXPECT_NEAR(predict_us(f, d), cost(g, grp, d).predicted_us, 1e-9);
 }
 
+// Ninth rule (docs/calibration.md): in a graph beyond the LLC each distinct
+// libm routine a group calls is cold, libm_cold_us once per routine outside
+// the roofline: Sigmoid and Exp both call expf, Tanh tanhf, so 2 × 0.5 µs;
+// within the LLC none. The features price the same through predict_us.
+TEST(CostCpu, EachLibmRoutineIsColdOnceInAGraphBeyondTheLlc) {
+  auto build = [](int64_t w_elems) {
+    GraphBuilder b;
+    NodeId x = b.input("x", {1024});
+    NodeId s = b.op("s", "Sigmoid", OpClass::elementwise, {1024}, {x});
+    NodeId e = b.op("e", "Exp", OpClass::elementwise, {1024}, {s});
+    NodeId t = b.op("t", "Tanh", OpClass::elementwise, {1024}, {e});
+    NodeId w = b.input("w", {w_elems});
+    NodeId v = b.op("v", "Relu", OpClass::elementwise, {w_elems}, {w});
+    return b.finish({t, v});
+  };
+  DeviceSpec d = testing::cpu_spec();  // LLC 32 MiB
+  d.libm_cold_us = 0.5;
+  const Graph small = build(1024), big = build(8 * 1024 * 1024);  // w and v: 2 × 32 MiB
+  EXPECT_TRUE(costmodel_detail::fits_llc(graph_footprint_bytes(small), d));
+  EXPECT_FALSE(costmodel_detail::fits_llc(graph_footprint_bytes(big), d));
+  const GroupCost cs = cost(small, make_group(small, {"s", "e", "t"}), d);
+  EXPECT_EQ(cs.libm_cold_calls, 0);
+  EXPECT_EQ(cs.t_libm_cold_us, 0);
+  const GroupCost cb = cost(big, make_group(big, {"s", "e", "t"}), d, true);
+  EXPECT_EQ(cb.libm_cold_calls, 2);
+  EXPECT_DOUBLE_EQ(cb.t_libm_cold_us, 1.0);
+  EXPECT_DOUBLE_EQ(cb.predicted_us, cs.predicted_us + 1.0);
+  EXPECT_NE(cb.breakdown.find("libm_cold = 2 routine(s) × 0.500 us = 1.000 us"), std::string::npos) << cb.breakdown;
+  EXPECT_EQ(cost(big, make_group(big, {"s"}), d).libm_cold_calls, 1);
+  EXPECT_EQ(cost(big, make_group(big, {"v"}), d).libm_cold_calls, 0);
+  EXPECT_NEAR(predict_us(cost_features(big, make_group(big, {"s", "e", "t"}), d), d), cb.predicted_us, 1e-9);
+  EXPECT_NEAR(predict_us(cost_features(small, make_group(small, {"s", "e", "t"}), d), d), cs.predicted_us, 1e-9);
+  EXPECT_EQ(costmodel_detail::libm_routines({{"Exp", 8}, {"Sigmoid", 8}, {"Tanh", 8}, {"Erf", 0}}), 2);
+}
+
 // A loop that calls libm does not vectorise (no -ffast-math, so no vector
 // libm), and the other ops in it run one lane at a time. In the fused
 // softmax of 16 rows of 1000: the sum stage evaluates sub and exp, the

@@ -75,6 +75,7 @@ void expect_same(const DeviceSpec& a, const DeviceSpec& b) {
   EXPECT_EQ(a.graph_launch_us, b.graph_launch_us);
   EXPECT_EQ(a.gemm_call_us, b.gemm_call_us);
   EXPECT_EQ(a.source_read_us, b.source_read_us);
+  EXPECT_EQ(a.libm_cold_us, b.libm_cold_us);
   EXPECT_EQ(a.write_allocate_bw_GBps, b.write_allocate_bw_GBps);
   EXPECT_EQ(a.store_buffer_bytes, b.store_buffer_bytes);
   EXPECT_EQ(a.store_stall_us, b.store_stall_us);

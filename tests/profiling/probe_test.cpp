@@ -109,3 +109,17 @@ TEST(Probe, TranscendentalOpsAreTimedPerElement) {
   }
   EXPECT_NE(note.find("ns per element"), std::string::npos) << note;
 }
+
+// The cold-libm probe (tenth rule): the median over six libm routines of how
+// much longer a 1024-element loop takes right after streaming 64 MiB than
+// hot; at least 0 and far below the loop itself (0.3-1 us on the
+// development VM, where the hot loops take 2-11 us), and the note names
+// every routine.
+TEST(Probe, ColdLibmRoutineCostIsMeasuredPerRoutine) {
+  std::string note;
+  const double us = fuseplan::libm_cold_us(std::size_t(64) << 20, note);
+  EXPECT_GE(us, 0);
+  EXPECT_LT(us, 100);
+  for (const char* op : {"Exp", "Log", "Sin", "Tanh", "Erf", "Pow"}) EXPECT_NE(note.find(op), std::string::npos) << note;
+  EXPECT_NE(note.find("after streaming 64 MiB"), std::string::npos) << note;
+}
