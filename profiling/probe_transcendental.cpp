@@ -31,6 +31,17 @@ constexpr int kCalls = 5;     // calls, each op's best over all
 constexpr int kColdOps[] = {0, 1, 2, 4, 5, 9};
 constexpr int kColdRounds = 15;
 
+// The probes' buffers, in the generated source: x (inputs uniform in
+// [-1, 1]) and y 128 bytes apart modulo 4 KiB whatever the allocator does,
+// so no load waits on a store to the same 4 KiB offset (4K aliasing); e
+// holds Pow's exponent.
+constexpr const char* kProbeBuffers =
+    "  std::vector<float> buf(2 * 8192 + 32), e(1, 3.0f);\n"
+    "  float* x = buf.data(); float* y = buf.data() + 8192 + 32;\n"
+    "  std::mt19937_64 rng(7);\n  std::uniform_real_distribution<double> u(-1.0, 1.0);\n"
+    "  for (int i = 0; i < 8192; ++i) x[i] = static_cast<float>(u(rng));\n"
+    "  using Fn = void (*)(const float*, const float*, float*);\n";
+
 // One kernel per op and size, shaped like an emitted single-op group
 // (restrict pointers, a constant trip count, the scalar call), then a timer
 // over all of them: b[0] is a double[2 × ops], best ns per (op, size).
@@ -51,14 +62,7 @@ std::string probe_source() {
   }
   s << "extern \"C\" void fp_probe_transcendental(void** b) {\n"
     << "  double* out = static_cast<double*>(b[0]);\n"
-    // x and y 128 bytes apart modulo 4 KiB whatever the allocator does, so
-    // no load waits on a store to the same 4 KiB offset (4K aliasing).
-    << "  std::vector<float> buf(2 * 8192 + 32), e(1, 3.0f);\n"
-    << "  float* x = buf.data(); float* y = buf.data() + 8192 + 32;\n"
-    << "  std::mt19937_64 rng(7);\n  std::uniform_real_distribution<double> u(-1.0, 1.0);\n"
-    << "  for (int i = 0; i < 8192; ++i) x[i] = static_cast<float>(u(rng));\n"
-    << "  using Fn = void (*)(const float*, const float*, float*);\n"
-    << "  const Fn fns[] = {";
+    << kProbeBuffers << "  const Fn fns[] = {";
   for (int k = 0; k < i; ++k)
     for (int n : kSizes) s << "fp_t" << k << "_" << n << ", ";
   // Round robin over the kernels, so a change of clock or of the load on
@@ -81,12 +85,7 @@ std::string probe_source() {
     << "  double* out = static_cast<double*>(b[0]);\n"
     << "  volatile unsigned char* big = static_cast<unsigned char*>(b[1]);\n"
     << "  const std::size_t bytes = *static_cast<const std::size_t*>(b[2]);\n"
-    << "  std::vector<float> buf(2 * 8192 + 32), e(1, 3.0f);\n"
-    << "  float* x = buf.data(); float* y = buf.data() + 8192 + 32;\n"
-    << "  std::mt19937_64 rng(7);\n  std::uniform_real_distribution<double> u(-1.0, 1.0);\n"
-    << "  for (int i = 0; i < 8192; ++i) x[i] = static_cast<float>(u(rng));\n"
-    << "  using Fn = void (*)(const float*, const float*, float*);\n"
-    << "  const Fn fns[] = {";
+    << kProbeBuffers << "  const Fn fns[] = {";
   for (int k : kColdOps) s << "fp_t" << k << "_" << kSizes[0] << ", ";
   s << "};\n"
     << "  constexpr int n = sizeof fns / sizeof fns[0];\n"
