@@ -367,7 +367,7 @@ GroupCost cost(const Graph& g, const Group& grp, const DeviceSpec& d, bool with_
   c.t_store_stall_us = store_stalls(written, c.graph_bytes, d) * d.store_stall_us;
   // Each libm routine it calls, cold in a graph beyond the LLC (CPU, latency
   // outside the roofline; d.libm_cold_us = 0 leaves it out).
-  c.libm_cold_calls = libm_cold_calls(libm_routines(transcendental_elems(v, f)), c.graph_bytes, d);
+  c.libm_cold_calls = libm_cold_calls(libm_routines(v, f), c.graph_bytes, d);
   c.t_libm_cold_us = c.libm_cold_calls * d.libm_cold_us;
   // The convs' im2col pass, serial before their GEMMs (CPU backend;
   // d.im2col_elem_ns = 0 leaves it out).

@@ -145,6 +145,8 @@ std::string_view libm_routine(std::string_view op);
 /// Distinct libm routines of a group's transcendental_elems (ops with
 /// elements > 0). E.g. {Exp, Sigmoid, Tanh}: 2 (expf, tanhf).
 double libm_routines(const std::map<std::string, double, std::less<>>& elems);
+/// The same count for a group, from its nodes (no map: cost()'s hot path).
+double libm_routines(const GroupView& v, const GroupFlops& f);
 /// Σ elements × transcendental_weight on d: the transcendental
 /// FLOP-equivalents of a group on d from its transcendental_elems.
 double transcendental_flops(const std::map<std::string, double, std::less<>>& elems, const DeviceSpec& d);

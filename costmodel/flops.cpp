@@ -14,8 +14,9 @@
 // These are estimates (issue-slot counts), not measurements: calibration
 // corrects them through e_cmp.
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <set>
+#include <iterator>
 #include <string_view>
 #include <tuple>
 
@@ -382,11 +383,32 @@ std::string_view libm_routine(std::string_view op) {
   return "exp";  // Exp, and Sigmoid, Elu, Softplus: fprt::exp_ (emit/cpu/runtime.h)
 }
 
+namespace {
+// Bit of op's libm routine in a set of routines.
+unsigned routine_bit(std::string_view op) {
+  constexpr std::string_view kRoutines[] = {"exp", "erf", "tanh", "log", "sin_cos", "pow"};
+  const std::string_view r = libm_routine(op);
+  for (unsigned k = 0; k < std::size(kRoutines); ++k)
+    if (kRoutines[k] == r) return 1u << k;
+  return 0;
+}
+}  // namespace
+
 double libm_routines(const std::map<std::string, double, std::less<>>& elems) {
-  std::set<std::string_view> routines;
+  unsigned routines = 0;
   for (const auto& [op, n] : elems)
-    if (n > 0) routines.insert(libm_routine(op));
-  return static_cast<double>(routines.size());
+    if (n > 0) routines |= routine_bit(op);
+  return std::popcount(routines);
+}
+
+double libm_routines(const GroupView& v, const GroupFlops& f) {
+  unsigned routines = 0;  // as transcendental_elems counts elements, without building the map
+  for (std::size_t i = 0; i < v.order.size(); ++i) {
+    const NodeId n = v.order[i];
+    const NodeFacts& nf = node_facts(v.g, n);
+    if (nf.transcendental && nf.flops > 0 && v.g.numel(n) > 0 && f.times[i] > 0) routines |= routine_bit(v.g.node(n).op);
+  }
+  return std::popcount(routines);
 }
 
 double transcendental_flops(const std::map<std::string, double, std::less<>>& elems, const DeviceSpec& d) {
