@@ -15,6 +15,7 @@
 
 #include "profiling/cpu_profiler.h"
 #include "profiling/cpu_run.h"
+#include "profiling/stats.h"
 #include "search/strategy.h"
 
 extern char** environ;
@@ -31,11 +32,6 @@ std::string g4(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
-}
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 // The model at its bound dims, e.g. "bias_relu.onnxtxt C=64 N=1": a group
 // key names the same group at every size, so the dims tell sizes apart.

@@ -10,6 +10,7 @@
 #include "emit/cpu/cpp_printer.h"
 #include "emit/op_attrs.h"
 #include "graph/graph.h"
+#include "profiling/stats.h"
 
 namespace fuseplan {
 namespace {
@@ -159,16 +160,13 @@ double libm_cold_us(std::size_t evict_bytes, std::string& note) {
     std::snprintf(buf, sizeof buf, "%s%s %.3f", k ? ", " : "", kOps[kColdOps[k]].op, extra[k]);
     parts << buf;
   }
-  std::vector<double> sorted = extra;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   char head[256];
   std::snprintf(head, sizeof head,
                 "median over libm routines of (best cold − best hot) time of a %d-element loop, %d rounds, cold = right "
                 "after streaming %.0f MiB with the loop's data touched back: ",
                 kSizes[0], kColdRounds, static_cast<double>(bytes) / 1048576.0);
   note = head + parts.str() + " us";
-  return median;
+  return median(extra);
 }
 
 }  // namespace fuseplan

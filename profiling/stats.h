@@ -1,0 +1,17 @@
+// Small statistics shared by the profilers and the accuracy report.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+namespace fuseplan {
+
+/// Median of v (the mean of the two middle values for an even count); 0 for
+/// an empty v.
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace fuseplan
