@@ -1,4 +1,4 @@
-// fuseplan probe [-o FILE]: measure this machine and write a device JSON,
+// fuseplan probe [--threads N] [-o FILE]: measure this machine and write a device JSON,
 // by default ./host-cpu.probed.json. The shipped configs/devices/host-cpu.json
 // is replaced only when -o names it.
 #include <iostream>
@@ -20,12 +20,18 @@ void add_probe(CLI::App& app) {
                   "replaces the shipped host-cpu device")
       ->capture_default_str()
       ->check(file_name());
-  cmd->callback([out] {
-    ProbeResult r = run_probe(&std::cerr);
+  auto threads = std::make_shared<int>(0);
+  cmd->add_option("--threads", *threads,
+                  "threads the kernels will run on (OMP_NUM_THREADS; 0 = every core): sets launch_us, the pool's "
+                  "fork-join, or with 1 the timed empty call; the rest is measured on every core")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([out, threads] {
+    ProbeResult r = run_probe(&std::cerr, *threads);
     write_device_file(r.device, *out);
     const DeviceSpec& d = r.device;
     std::cout << "cores " << d.sm_count << ", FP32 " << fmt(d.fp32_TFLOPs * 1e3, 1) << " GFLOP/s, dispatch "
-              << fmt(d.launch_us, 2) << " us\n";
+              << fmt(d.launch_us, 2) << " us (timed empty call " << fmt(r.timed_call_us, 2) << " us)\n";
     for (const auto& c : d.caches)
       std::cout << "  " << c.name << " " << fmt_bytes(c.bytes) << ": triad " << fmt(c.bw_GBps, 1) << " GB/s\n";
     std::cout << "DRAM triad " << fmt(r.triad_dram_GBps, 1) << " GB/s; independent STREAM-style "

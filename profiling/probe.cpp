@@ -485,8 +485,24 @@ double spawn_join_us(int threads) {
   return best * 1e6;
 }
 
+namespace {
+[[gnu::noinline]] void empty_kernel(void* const* /*buffers*/) { asm volatile(""); }
+}  // namespace
+
+double timed_call_us(int reps) {
+  void (*volatile kernel)(void* const*) = empty_kernel;  // called like a loaded fp_group_<i>
+  double best = 1e30;
+  for (int i = 0; i < std::max(reps, 1); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    kernel(nullptr);
+    const auto t1 = std::chrono::steady_clock::now();
+    best = std::min(best, std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  return best;
+}
+
 // ---------------------------------------------------------------- whole probe
-ProbeResult run_probe(std::ostream* log) {
+ProbeResult run_probe(std::ostream* log, int threads) {
   const auto t0 = Clock::now();
   const std::string date = today();
   const std::string measured = "measured by fuseplan probe on " + date;
@@ -599,12 +615,27 @@ ProbeResult run_probe(std::ostream* log) {
   d.tensor_TFLOPs = 0;
   d.sources["tensor_TFLOPs"] = "0: the CPU backend uses no matrix units (AMX/tensor cores)";
 
-  d.launch_us = dispatch_on_pool(pool);
-  r.spawn_join_us = spawn_join_us(nt);
-  d.sources["launch_us"] = "fork-join parallel-for with an empty body on a persistent " + std::to_string(nt) +
-                           "-thread pool (spin then futex wait), mean of 2000, best of 5, " + measured +
-                           "; spawn+join of fresh std::threads costs " + fmt(r.spawn_join_us) + " us";
-  say("dispatch: pool fork-join " + fmt(d.launch_us) + " us, spawn/join " + fmt(r.spawn_join_us) + " us");
+  const int kernel_threads = threads > 0 ? threads : nt;
+  const double fork_join_us = kernel_threads == nt ? dispatch_on_pool(pool) : pool_dispatch_us(kernel_threads);
+  r.spawn_join_us = spawn_join_us(kernel_threads);
+  r.timed_call_us = timed_call_us();
+  const std::string others = "; spawn+join of fresh std::threads costs " + fmt(r.spawn_join_us) +
+                             " us, a timed empty call " + fmt(r.timed_call_us) + " us";
+  if (kernel_threads == 1) {
+    d.launch_us = r.timed_call_us;
+    d.sources["launch_us"] = "one thread forks nothing: the minimum over 20000 repetitions of a steady-clock pair "
+                             "around an indirect call of an empty kernel (how profiling/cpu_run.cpp times a group, the "
+                             "timer's floor included), " + measured + "; a 1-thread pool fork-join costs " +
+                             fmt(fork_join_us) + " us" + others;
+  } else {
+    d.launch_us = fork_join_us;
+    d.sources["launch_us"] = "fork-join parallel-for with an empty body on a persistent " +
+                             std::to_string(kernel_threads) + "-thread pool (spin then futex wait), mean of 2000, best "
+                             "of 5, " + measured + others;
+  }
+  say("dispatch: " + std::to_string(kernel_threads) + "-thread pool fork-join " + fmt(fork_join_us) +
+      " us, spawn/join " + fmt(r.spawn_join_us) + " us, timed empty call " + fmt(r.timed_call_us) + " us; launch_us " +
+      fmt(d.launch_us) + " us");
   d.graph_launch_us = 0;
   d.sources["graph_launch_us"] = "0: no CUDA graphs on the CPU backend";
   d.gemm_call_us = 0;

@@ -68,6 +68,12 @@ double pool_dispatch_us(int threads);
 /// Mean cost in µs of spawning and joining threads-1 std::threads (the
 /// alternative dispatch model, reported for comparison).
 double spawn_join_us(int threads);
+/// Minimum in µs over `reps` repetitions of a steady-clock pair around an
+/// indirect call of an empty kernel: what a one-thread group costs at least
+/// as profiling/cpu_run.cpp times it (no fork-join; the timer's own floor
+/// included, 0.02 µs on the development VM, docs/calibration.md, eleventh
+/// rule). The one-thread device's launch_us.
+double timed_call_us(int reps = 20000);
 
 /// Everything one probe run measured.
 struct ProbeResult {
@@ -76,12 +82,16 @@ struct ProbeResult {
   double independent_dram_GBps = 0;
   double agreement_pct = 0;       // |triad - independent| / independent * 100
   double spawn_join_us = 0;
+  double timed_call_us = 0;       // timed_call_us(): a one-thread group's floor
   double seconds = 0;             // wall time of the whole probe
 };
 
 /// Measures the host in well under 30 s. `log` (may be null) gets one line
-/// per measurement.
-ProbeResult run_probe(std::ostream* log);
+/// per measurement. `threads` is the thread count the device's kernels will
+/// run on (OMP_NUM_THREADS; 0 = every core): launch_us is the fork-join of a
+/// pool of that many threads (pool_dispatch_us), or with 1 thread, which
+/// forks nothing, timed_call_us(). Everything else is measured on every core.
+ProbeResult run_probe(std::ostream* log, int threads = 0);
 /// run_probe(log).device.
 DeviceSpec probe_host(std::ostream* log);
 

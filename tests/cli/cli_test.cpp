@@ -106,6 +106,22 @@ TEST(CliProbe, WithoutOutputItLeavesTheShippedDeviceAlone) {
   EXPECT_EQ(c.code, 0) << c.err;
 }
 
+// One thread forks nothing: its launch_us is the timed empty call, not the
+// pool's fork-join (docs/calibration.md, eleventh rule).
+TEST(CliProbe, OneThreadTakesTheTimedEmptyCallAsLaunch) {
+  const std::string dir = fresh_dir("probe1");
+  Result r = fuseplan({"probe", "--threads", "1", "-o", dir + "/one.json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto d = nlohmann::json::parse(slurp(dir + "/one.json"));
+  const double launch = d.at("launch_us").get<double>();
+  EXPECT_GT(launch, 0.0);
+  EXPECT_LT(launch, 5.0);
+  EXPECT_EQ(d.at("sources").at("launch_us").get<std::string>().rfind("one thread forks nothing", 0), 0u);
+  Result bad = fuseplan({"probe", "--threads", "-1", "-o", dir + "/bad.json"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_FALSE(fs::exists(dir + "/bad.json"));
+}
+
 // "PATH=DIR/bin:$PATH" where DIR/bin/TOOL prints `message` and exits 1.
 std::string path_with_failing_tool(const std::string& dir, const std::string& tool, const std::string& message) {
   fs::create_directories(dir + "/bin");

@@ -53,6 +53,16 @@ TEST(Probe, ComputeAndDispatchArePlausible) {
   EXPECT_LT(us, 5000.0);
 }
 
+// A one-thread group's floor: two steady-clock reads and a call. Above 0
+// (two vDSO clock reads take over 5 ns anywhere), below 5 µs (a 1 ms-step
+// clock would read 0 or 1000 µs, and a timer this coarse would make every
+// per-group record meaningless).
+TEST(Probe, TimedEmptyCallIsTheTimersFloor) {
+  const double us = fuseplan::timed_call_us(2000);
+  EXPECT_GT(us, 0.0);
+  EXPECT_LT(us, 5.0);
+}
+
 // Stores into flushed lines wait for each line's fill (write-allocate):
 // slower than a triad whose three arrays stay in L1 (16 KiB on one thread).
 TEST(Probe, WriteAllocateIsSlowerThanAnL1ResidentTriad) {
