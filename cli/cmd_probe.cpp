@@ -25,7 +25,7 @@ void add_probe(CLI::App& app) {
                   "threads the kernels will run on (OMP_NUM_THREADS; 0 = every core): sets launch_us, the pool's "
                   "fork-join, or with 1 the timed empty call; the rest is measured on every core")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   cmd->callback([out, threads] {
     ProbeResult r = run_probe(&std::cerr, *threads);
     write_device_file(r.device, *out);
