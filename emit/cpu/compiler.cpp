@@ -51,7 +51,7 @@ std::string kernel_cache_dir() {
 std::vector<std::string> compiler_command(const std::string& src, const std::string& out) {
   const char* cxx = std::getenv("FUSEPLAN_CXX");
   return {cxx && *cxx ? cxx : "c++", "-std=c++20", "-O3", "-march=native", "-ffp-contract=off", "-fno-fast-math",
-          "-fopenmp", "-shared", "-fPIC", "-w", "-o", out, src};
+          "-fno-math-errno", "-fopenmp", "-shared", "-fPIC", "-w", "-o", out, src};
 }
 
 namespace {

@@ -41,7 +41,10 @@ class KernelLibrary {
 std::string kernel_cache_dir();
 
 /// The compiler's argument vector: $FUSEPLAN_CXX (default "c++") -O3
-/// -march=native -ffp-contract=off -fno-fast-math -fopenmp -shared -fPIC ...
+/// -march=native -ffp-contract=off -fno-fast-math -fno-math-errno -fopenmp
+/// -shared -fPIC ... (-fno-math-errno: a Sqrt loop vectorises, vsqrtps, where
+/// with errno GCC emits vsqrtss and a call to sqrtf for negative inputs per
+/// element; sqrt is correctly rounded either way, and nothing reads errno).
 std::vector<std::string> compiler_command(const std::string& src, const std::string& out);
 
 /// Polled while something long runs (a compile, a measured plan); true = stop.
