@@ -27,6 +27,10 @@ void add_probe(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
   cmd->callback([out, threads] {
+    // More threads than cores would time the scheduler, not a fork-join.
+    if (const int cores = host_info().cores; *threads > cores)
+      throw Error("--threads " + std::to_string(*threads) + ": this machine has " + std::to_string(cores) +
+                  " cores (use 1 to " + std::to_string(cores) + ", or 0 for all of them)");
     ProbeResult r = run_probe(&std::cerr, *threads);
     write_device_file(r.device, *out);
     const DeviceSpec& d = r.device;

@@ -117,9 +117,12 @@ TEST(CliProbe, OneThreadTakesTheTimedEmptyCallAsLaunch) {
   EXPECT_GT(launch, 0.0);
   EXPECT_LT(launch, 5.0);
   EXPECT_EQ(d.at("sources").at("launch_us").get<std::string>().rfind("one thread forks nothing", 0), 0u);
-  Result bad = fuseplan({"probe", "--threads", "-1", "-o", dir + "/bad.json"});
-  EXPECT_EQ(bad.code, 2);
-  EXPECT_FALSE(fs::exists(dir + "/bad.json"));
+  for (const std::string threads : {"-1", "4096"}) {  // 4096: more threads than this machine has cores
+    Result bad = fuseplan({"probe", "--threads", threads, "-o", dir + "/bad.json"});
+    EXPECT_EQ(bad.code, 2) << threads;
+    EXPECT_EQ(bad.err_lines().size(), 1u) << bad.err;
+    EXPECT_FALSE(fs::exists(dir + "/bad.json"));
+  }
 }
 
 // "PATH=DIR/bin:$PATH" where DIR/bin/TOOL prints `message` and exits 1.
