@@ -3,8 +3,12 @@
 // dependent regions, graph outputs.
 #include <algorithm>
 #include <deque>
+#include <limits>
+
+#include <onnx/defs/schema.h>
 
 #include "graph/import_internal.h"
+#include "graph/shape_check.h"
 
 namespace fuseplan::detail {
 
@@ -174,9 +178,39 @@ std::vector<TensorType> declared_or_unknown(Ctx& ctx, const onnx::NodeProto& n,
   return out;
 }
 
+// A default-domain node's input and output counts against its ONNX schema
+// (libonnx's OpSchemaRegistry at the model's opset): a node short of a
+// required operand would be lowered reading one that is not there. Above the
+// newest opset libonnx knows (kLibOnnxMaxOpset) only the required counts are
+// checked, since a later opset may have added inputs (ReduceMax's axes, 18).
+// Throws Error naming the counts.
+void check_arity(const onnx::NodeProto& n, int64_t opset) {
+  if (!(n.domain().empty() || n.domain() == "ai.onnx")) return;
+  const onnx::OpSchema* s =
+      onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(std::min<int64_t>(opset, kLibOnnxMaxOpset)), "");
+  if (!s) return;  // not an ONNX op: an opaque graph break
+  const bool newer = opset > kLibOnnxMaxOpset;
+  auto count = [&](const char* what, int got, int lo, int hi) {
+    if (got >= lo && (newer || got <= hi)) return;
+    std::string want = lo == hi ? std::to_string(lo)
+                       : hi == std::numeric_limits<int>::max() ? "at least " + std::to_string(lo)
+                                                                : std::to_string(lo) + " to " + std::to_string(hi);
+    throw Error("takes " + want + " " + what + (want == "1" ? "" : "s") + " (ONNX schema at opset " +
+                std::to_string(opset) + "), got " + std::to_string(got));
+  };
+  count("input", n.input_size(), s->min_input(), s->max_input());
+  count("output", n.output_size(), s->min_output(), s->max_output());
+  for (int i = 0; i < std::min(n.input_size(), s->min_input()); ++i)
+    if (n.input(i).empty() && i < static_cast<int>(s->inputs().size()) &&
+        s->inputs()[static_cast<std::size_t>(i)].GetOption() != onnx::OpSchema::Optional)
+      throw Error("input " + std::to_string(i) + " ('" + s->inputs()[static_cast<std::size_t>(i)].GetName() +
+                  "') is required but given as empty");
+}
+
 void process_node(Ctx& ctx, const onnx::NodeProto& n,
                   const std::unordered_map<std::string, const onnx::TypeProto*>& decl) {
   ctx.cur = &n;
+  check_arity(n, ctx.opset);
   ctx.origin.clear();
   for (const auto& o : n.output())
     if (!o.empty()) { ctx.origin = o; break; }

@@ -54,6 +54,26 @@ TEST(ImportErrors, RandomBytes) {
   EXPECT_NE(file_error("r.onnx", junk).find("not a valid ONNX model"), std::string::npos);
 }
 
+// An ONNX op given fewer (or more) operands than its schema allows is refused
+// at import. Regression: `y = Add(x)` imported, and the CPU and CUDA printers
+// then read the missing second operand (segfault, rc 139).
+TEST(ImportErrors, OperandCountAgainstTheOnnxSchema) {
+  auto model = [](const std::string& node) {
+    return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N, 4] x) => (float[N, 4] y) { " + node + " }";
+  };
+  auto ends = [](const std::string& e, const std::string& tail) { return e.ends_with(tail) ? "" : e; };
+  EXPECT_EQ(ends(file_error("a.onnxtxt", model("y = Add(x)")),
+                 ": node 'y' (Add): takes 2 inputs (ONNX schema at opset 17), got 1"), "");
+  EXPECT_EQ(ends(file_error("r.onnxtxt", model("y = Relu(x, x, x)")),
+                 ": node 'y' (Relu): takes 1 input (ONNX schema at opset 17), got 3"), "");
+  EXPECT_EQ(ends(file_error("l.onnxtxt", model("y = LayerNormalization(x)")),
+                 ": node 'y' (LayerNormalization): takes 2 to 3 inputs (ONNX schema at opset 17), got 1"), "");
+  // Variadic ops and optional trailing operands stay accepted.
+  test::TempDir d;
+  EXPECT_NO_THROW(import_model(d.write("s.onnxtxt", model("y = Sum(x, x, x)")), test::opts(1)));
+  EXPECT_NO_THROW(import_model(d.write("c.onnxtxt", model("y = Clip(x)")), test::opts(1)));
+}
+
 TEST(ImportErrors, TextSyntaxError) {
   std::string e = file_error("s.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N] x) => (float[N] y) {\n y = Relu(x\n}");
   EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
