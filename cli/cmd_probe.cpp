@@ -25,7 +25,7 @@ void add_probe(CLI::App& app) {
                   "threads the kernels will run on (OMP_NUM_THREADS; 0 = every core): sets launch_us, the pool's "
                   "fork-join, or with 1 the timed empty call; the rest is measured on every core")
       ->capture_default_str()
-      ->check(CLI::Range(0, 4096));
+      ->check(integer_in(0, 4096));
   cmd->callback([out, threads] {
     // More threads than cores would time the scheduler, not a fork-join.
     if (const int cores = host_info().cores; *threads > cores)

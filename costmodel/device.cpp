@@ -15,6 +15,7 @@
 
 #include "costmodel/cost_detail.h"
 #include "graph/graph.h"
+#include "graph/input_file.h"
 
 #ifndef FUSEPLAN_SOURCE_DIR
 #define FUSEPLAN_SOURCE_DIR "."
@@ -288,11 +289,7 @@ DeviceSpec load_device(const std::string& name_or_path) {
       throw Error("unknown device '" + name_or_path + "' (known: " + known_list() + ")");
     default_name = name_or_path;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read device file '" + path.string() + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path.string(), "device file", kMaxDataFileBytes);
   json j;
   try {
     j = json::parse(text);

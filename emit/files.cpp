@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "graph/graph.h"
+#include "graph/input_file.h"
 
 namespace fuseplan {
 
@@ -49,11 +50,7 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 std::string read_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error("cannot read '" + path + "': it is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_input_file(path, "file", kMaxDataFileBytes);
 }
 
 std::string sha256_hex(std::string_view bytes) {

@@ -7,6 +7,7 @@
 #include <onnx/defs/parser.h>
 
 #include "graph/import_internal.h"
+#include "graph/input_file.h"
 
 namespace fuseplan::detail {
 namespace {
@@ -87,12 +88,7 @@ Graph import_model(const std::string& path, const ImportOptions& opts) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error("model '" + path + "' is a directory, not a model file (.onnx or .onnxtxt)");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot open model file '" + path + "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  std::string bytes = ss.str();
-  if (f.bad()) throw Error("cannot read model file '" + path + "'");
+  std::string bytes = read_input_file(path, "model file", kMaxModelFileBytes);
   if (bytes.empty()) throw Error("model file '" + path + "' is empty");
   std::string stem = path.substr(path.find_last_of('/') + 1);
   auto dot = stem.find_last_of('.');

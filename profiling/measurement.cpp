@@ -12,6 +12,7 @@
 
 #include "costmodel/cost_detail.h"
 #include "emit/files.h"
+#include "graph/input_file.h"
 
 namespace fuseplan {
 
@@ -311,6 +312,7 @@ std::vector<MeasurementRecord> read_records(const std::string& path, const std::
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))  // it opens, and reads as no records
     throw Error("cannot read measurements '" + path + "': it is a directory, not a JSON-lines file");
+  check_input_file(path, "measurements", kMaxDataFileBytes);
   std::ifstream in(path);
   if (!in) throw Error("cannot read measurements '" + path + "'");
   std::vector<MeasurementRecord> out;

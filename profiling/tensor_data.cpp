@@ -8,6 +8,8 @@
 #include <random>
 #include <sstream>
 
+#include "graph/input_file.h"
+
 namespace fuseplan {
 
 Tensor::Tensor(DType t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) {
@@ -206,9 +208,7 @@ std::string dict_value(const std::string& h, const std::string& key, const std::
 }  // namespace
 
 Tensor read_npy(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot open '" + path + "'");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string bytes = read_input_file(path, ".npy input", kMaxDataFileBytes);
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw Error(path + ": not a .npy file");
   int major = static_cast<unsigned char>(bytes[6]);
   std::size_t hl, pos;

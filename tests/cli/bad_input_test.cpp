@@ -2,6 +2,7 @@
 // (exit code 2, nothing written) or one warning line, naming what is wrong
 // and what to do.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <regex>
@@ -59,6 +60,24 @@ TEST(CliBatch, OnAModelWithoutABatchDimItIsIgnoredWithOneWarning) {
   Result c = fuseplan({"compare", model, "--batch", "1,8", "--strategies", "unfused"});
   ASSERT_EQ(c.code, 0) << c.err;
   EXPECT_EQ(c.err_lines().size(), 1u) << c.err;
+}
+
+// Only regular files are read: a FIFO would block the read forever and
+// /dev/zero never ends (explain /dev/zero was killed by the OOM killer).
+TEST(CliMessages, RefuseFifosAndDevicesAsInputFiles) {
+  const std::string dir = fresh_dir("fifo");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string fifo = dir + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& p : {fifo, std::string("/dev/zero")}) {
+    expect_refused(fuseplan({"inspect", p, "--batch", "2"}), "cannot read model file '" + p + "': not a regular file");
+    expect_refused(fuseplan({"explain", p}), "'" + p + "': not a regular file");
+    expect_refused(fuseplan({"calibrate", "--device", "host-cpu", p, "-o", dir + "/c.json"}),
+                   "cannot read measurements '" + p + "': not a regular file");
+    expect_refused(fuseplan({"run", model, "--batch", "2", "--inputs", "x=" + p}),
+                   "cannot read .npy input '" + p + "': not a regular file");
+  }
+  EXPECT_FALSE(fs::exists(dir + "/c.json"));
 }
 
 TEST(CliMessages, SayWhatIsWrong) {
