@@ -56,8 +56,10 @@ void run_accuracy(const AccuracyArgs& a) {
   // Everything that can fail is checked before the first file or directory
   // is made: the closed-loop models load and the training split fits.
   namespace fs = std::filesystem;
-  for (const auto& out : {a.out, a.groups_csv})
-    if (std::error_code ec; fs::is_directory(out, ec)) throw Error("cannot write '" + out + "': it is a directory");
+  const std::string plot_path =
+      (fs::path(a.out).parent_path() / (fs::path(a.out).stem().string() + ".svg")).string();
+  for (const auto& out : {a.out, a.groups_csv, plot_path})
+    if (!out.empty()) check_writable(out, /*parents_made=*/true);
   std::vector<LoadedModel> loop_models;
   for (const auto& path : a.loop_models)
     loop_models.push_back(load_model(ModelArgs::one_of(path, a.batch, a.dim_args, a.loop_models.size())));
@@ -72,8 +74,8 @@ void run_accuracy(const AccuracyArgs& a) {
               << " us (prior plan) vs " << fmt(in.loops.back().measured_calibrated_us, 0) << " us (calibrated plan)\n";
   }
   for (const auto& out : {a.out, a.groups_csv})
-    if (fs::path(out).has_parent_path()) fs::create_directories(fs::path(out).parent_path());
-  in.plot_path = (fs::path(a.out).parent_path() / (fs::path(a.out).stem().string() + ".svg")).string();
+    if (fs::path(out).has_parent_path()) create_output_dirs(fs::path(out).parent_path().string());
+  in.plot_path = plot_path;
   AccuracyResult res = accuracy_report(in);
   write_file_atomic(a.out, res.markdown);
   if (!a.groups_csv.empty()) write_file_atomic(a.groups_csv, res.groups_csv);

@@ -70,16 +70,20 @@ void run_emit(const EmitArgs& a) {
     nvrtc = cuda::nvrtc_options(d, a.allow_fma);
     cuda::check_nvrtc_arch(nvrtc->arch);
   }
+  // The sources too: an op the printer cannot emit (an opaque graph break,
+  // PRelu) used to leave an empty folder behind its error.
+  const std::string cpu_source = a.backend == "cpu" ? cpu::plan_source(m.graph, plan) : std::string();
+  const auto srcs = a.backend == "cpu" ? decltype(cuda::plan_sources(m.graph, plan, d, false, lib)){}
+                                       : cuda::plan_sources(m.graph, plan, d, false, lib);
   std::error_code ec;
   fs::create_directories(a.output, ec);
   if (ec) throw Error("cannot create '" + a.output + "': " + ec.message());
   if (a.backend == "cpu") {
     std::string path = (fs::path(a.output) / "plan.cpp").string();
-    write_file_atomic(path, cpu::plan_source(m.graph, plan));
+    write_file_atomic(path, cpu_source);
     std::cout << "wrote " << path << "\n";
     return;
   }
-  auto srcs = cuda::plan_sources(m.graph, plan, d, false, lib);
   // A previous emission of another plan into this folder: its group files
   // and resource table go, so the folder holds one plan's kernels.
   const std::regex group_file(R"(group_[0-9]+\.(cu|cubin)|resources\.(json|md))");

@@ -9,6 +9,7 @@
 // the record lacks at their absent values (the model changed otherwise).
 // Only `predicted` changes (features, and the times they give on the
 // record's device); measured times stay.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -57,6 +58,14 @@ void run_refeature(const RefeatureArgs& a) {
   std::map<std::string, DeviceSpec> devices;
   std::set<std::string> warned;
   int changed = 0, total = 0;
+  // Every file is re-derived before any is written: a bad record in the
+  // last file leaves the first ones as they were.
+  std::vector<std::pair<std::string, std::string>> outputs;  // path, JSON lines
+  for (const auto& file : a.files) {
+    const std::string out =
+        a.out_dir.empty() ? file : (fs::path(a.out_dir) / fs::path(file).filename()).string();
+    check_writable(out, /*parents_made=*/!a.out_dir.empty());
+  }
   for (const auto& file : a.files) {
     std::vector<MeasurementRecord> rs = read_records(file);
     for (auto& r : rs) {
@@ -117,10 +126,13 @@ void run_refeature(const RefeatureArgs& a) {
     }
     std::ostringstream lines;
     for (const auto& r : rs) lines << record_to_json(r) << "\n";
-    std::string out = a.out_dir.empty() ? file : (fs::path(a.out_dir) / fs::path(file).filename()).string();
-    if (!a.out_dir.empty()) fs::create_directories(a.out_dir);
-    write_file_atomic(out, lines.str());
-    std::cout << "wrote " << rs.size() << " records to " << out << "\n";
+    outputs.emplace_back(a.out_dir.empty() ? file : (fs::path(a.out_dir) / fs::path(file).filename()).string(),
+                         lines.str());
+  }
+  if (!a.out_dir.empty()) create_output_dirs(a.out_dir);
+  for (const auto& [out, text] : outputs) {
+    write_file_atomic(out, text);
+    std::cout << "wrote " << std::count(text.begin(), text.end(), '\n') << " records to " << out << "\n";
   }
   std::cout << total << " records re-derived, " << changed << " with new feature values\n";
 }

@@ -47,6 +47,24 @@ void write_file_atomic(const std::string& path, std::string_view content) {
   }
 }
 
+void check_writable(const std::string& path, bool parents_made) {
+  namespace fs = std::filesystem;
+  const std::string head = "cannot write '" + path + "': ";
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw Error(head + "it is a directory");
+  fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!parents_made && !fs::exists(dir, ec)) throw Error(head + "no directory '" + dir.string() + "'");
+  while (!fs::exists(dir, ec) && dir.has_parent_path() && dir != dir.parent_path()) dir = dir.parent_path();
+  if (!fs::is_directory(dir, ec)) throw Error(head + "'" + dir.string() + "' is not a directory");
+  if (::access(dir.c_str(), W_OK) != 0) throw Error(head + "'" + dir.string() + "': " + std::strerror(errno));
+}
+
+void create_output_dirs(const std::string& dir) {
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error("cannot create directory '" + dir + "': " + ec.message());
+}
+
 std::string read_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error("cannot read '" + path + "': it is a directory, not a file");

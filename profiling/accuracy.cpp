@@ -9,10 +9,12 @@
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "emit/files.h"
 #include "profiling/cpu_profiler.h"
 #include "profiling/cpu_run.h"
 #include "profiling/stats.h"
@@ -145,7 +147,16 @@ std::string scatter_plot_svg(const std::string& path, const std::vector<double>&
   std::error_code ec;
   fs::path tmp = fs::temp_directory_path(ec) / ("fuseplan-accuracy-" + std::to_string(::getpid()));
   fs::create_directories(tmp, ec);
-  const fs::path dat = tmp / "points.dat", gp = tmp / "plot.gp";
+  // gnuplot writes into the scratch folder, its messages into a log there;
+  // the plot reaches `path` whole (write_file_atomic) or not at all.
+  const fs::path dat = tmp / "points.dat", gp = tmp / "plot.gp", svg = tmp / "plot.svg", log = tmp / "gnuplot.log";
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(dir, e);
+    }
+  } cleanup{tmp};
   double lo = 1e300, hi = 0;
   {
     std::ofstream d(dat);
@@ -163,7 +174,7 @@ std::string scatter_plot_svg(const std::string& path, const std::vector<double>&
   {
     std::ofstream s(gp);
     s << "set terminal svg size 720,640 dynamic background '#ffffff'\n"
-      << "set output \"" << fs::absolute(path).string() << "\"\n"
+      << "set output \"" << svg.string() << "\"\n"
       << "set logscale xy\nset grid\nset key top left\n"
       << "set xrange [" << lo << ":" << hi << "]\nset yrange [" << lo << ":" << hi << "]\n"
       << "set xlabel 'measured time per group (us)'\nset ylabel 'predicted time per group (us)'\n"
@@ -174,13 +185,27 @@ std::string scatter_plot_svg(const std::string& path, const std::vector<double>&
   }
   std::string prog = "gnuplot", script = gp.string();
   std::vector<char*> argv = {prog.data(), script.data(), nullptr};
+  posix_spawn_file_actions_t io;
+  posix_spawn_file_actions_init(&io);
+  posix_spawn_file_actions_addopen(&io, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&io, 1, 2);
   pid_t pid = 0;
-  if (posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ) != 0)
-    return "gnuplot not found (install gnuplot-nox)";
+  const int spawned = posix_spawnp(&pid, "gnuplot", &io, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&io);
+  if (spawned != 0) return "gnuplot not found (install gnuplot-nox)";
   int status = 0;
   waitpid(pid, &status, 0);
-  fs::remove_all(tmp, ec);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "gnuplot failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream l(log);
+    std::string first;
+    std::getline(l, first);
+    while (first.empty() && std::getline(l, first)) {}
+    return "gnuplot failed (exit " + std::to_string(WEXITSTATUS(status)) + ")" + (first.empty() ? "" : ": " + first);
+  }
+  std::ifstream f(svg, std::ios::binary);
+  std::ostringstream content;
+  content << f.rdbuf();
+  write_file_atomic(path, content.str());
   return "";
 }
 

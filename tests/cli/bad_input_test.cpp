@@ -480,6 +480,27 @@ TEST(CliAccuracy, AFailureLeavesNoOutputDirectory) {
   args.back() = dir;  // --groups-csv DIR
   expect_refused(fuseplan(args), "cannot write '" + dir + "': it is a directory");
   EXPECT_FALSE(fs::exists(dir + "/out"));
+  // A CSV path under a file failed only after the report and its plot were
+  // written ("internal error: filesystem error", exit 3).
+  args.back() = model + "/groups.csv";
+  expect_refused(fuseplan(args), "cannot write '" + model + "/groups.csv': '" + model + "' is not a directory");
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
+// refeature wrote each file as it went: a bad record in the second file left
+// the first rewritten; and an -o under a file threw a filesystem error.
+TEST(CliRefeature, WritesNothingUnlessEveryFileReDerives) {
+  const std::string dir = fresh_dir("refeature-all");
+  const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
+  const std::string good = dir + "/good.jsonl";
+  fs::copy_file(results + "/vit_block.jsonl", good);
+  const std::string before = slurp(good);
+  const std::string bad = write(dir, "bad.jsonl", "{\"bad\": 1}\n");
+  const std::string examples = std::string(FUSEPLAN_SOURCE_DIR) + "/examples";
+  expect_refused(fuseplan({"refeature", good, bad, "--models", examples}), "bad.jsonl:1");
+  EXPECT_EQ(slurp(good), before);
+  expect_refused(fuseplan({"refeature", good, "--models", examples, "-o", good + "/out"}),
+                 "cannot write '" + good + "/out/good.jsonl': '" + good + "' is not a directory");
 }
 
 // measure took --repeat 0 and -1 and --warmup -5 (run refuses --repeat 0),

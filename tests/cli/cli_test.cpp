@@ -191,6 +191,16 @@ TEST(CliEmit, RefusesBeforeWritingAndLeavesNoStaleFiles) {
   EXPECT_NE(arch.err.find("cannot target sm_70"), std::string::npos) << arch.err;
   EXPECT_FALSE(fs::exists(dir + "/b"));
 #endif
+  // An op the CPU printer cannot emit (an unknown op: a graph break) failed
+  // after the folder was made.
+  const std::string unk = write(dir, "unk.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                                                    "g (float[N, 4] x) => (float[N, 4] y) { t = Relu(x)\n y = Foo(t) }");
+  Result su = fuseplan({"search", unk, "--batch", "2", "--device", "host-cpu", "-o", dir + "/unk.json"});
+  ASSERT_EQ(su.code, 0) << su.err;
+  Result op = fuseplan({"emit", dir + "/unk.json", unk, "--batch", "2", "--backend", "cpu", "-o", dir + "/d"});
+  EXPECT_EQ(op.code, 2);
+  EXPECT_NE(op.err.find("cannot execute opaque primitive 'y' (op Foo)"), std::string::npos) << op.err;
+  EXPECT_FALSE(fs::exists(dir + "/d"));
   fs::create_directories(dir + "/c");
   write(dir + "/c", "resources.json", "{\"from\": \"an earlier plan\"}");
   write(dir + "/c", "group_7.cu", "// an earlier plan's group");
