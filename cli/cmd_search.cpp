@@ -90,8 +90,10 @@ void run_search(const SearchArgs& a) {
   std::cout << "strategy " << plan.strategy << " on " << d.name << ": " << plan.totals.kernels << " kernels (unfused "
             << base.totals.kernels << "), " << fmt_bytes(plan.totals.bytes) << " moved (unfused "
             << fmt_bytes(base.totals.bytes) << "), predicted " << fmt(plan.totals.predicted_us) << " us (unfused "
-            << fmt(base.totals.predicted_us) << " us, " << fmt(base.totals.predicted_us / plan.totals.predicted_us)
-            << "x), search " << fmt(plan.totals.search_ms, 1) << " ms\n";
+            << fmt(base.totals.predicted_us) << " us, "
+            << (plan.totals.predicted_us > 0 ? fmt(base.totals.predicted_us / plan.totals.predicted_us) + "x"
+                                             : std::string("no kernels"))
+            << "), search " << fmt(plan.totals.search_ms, 1) << " ms\n";
   if (a.measure_registers) {
     int changed = 0;
     for (const auto& c : plan.costs) changed += c.measured && c.regs_measured != c.regs_estimate;

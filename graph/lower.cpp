@@ -177,7 +177,17 @@ void lower_node(Ctx& ctx, const onnx::NodeProto& n) {
     return;
   }
   if (op == "Gather" || op == "GatherElements") {
-    ctx.emit(out, op, ot, all(), {{"axis", norm_axis(at.i("axis", 0), x->type.rank())}});
+    const int64_t ax = norm_axis(at.i("axis", 0), x->type.rank());
+    // Constant indices are checked here, as ONNX requires ([-d, d)); the
+    // kernels clamp data-dependent ones (emit/cpu/runtime.h).
+    if (const Tensor* idx = input(ctx, n, 1); idx && idx->k && x->type.known) {
+      const int64_t d = x->type.shape[static_cast<std::size_t>(ax)];
+      for (int64_t j = 0; j < idx->k->size(); ++j)
+        if (const int64_t v = idx->k->at_i(j); v < -d || v >= d)
+          throw Error("index " + std::to_string(v) + " is out of range for axis " + std::to_string(ax) + " of size " +
+                      std::to_string(d));
+    }
+    ctx.emit(out, op, ot, all(), {{"axis", ax}});
     return;
   }
   if (op == "ScatterElements" || op == "Scatter") {

@@ -74,6 +74,22 @@ TEST(ImportErrors, OperandCountAgainstTheOnnxSchema) {
   EXPECT_NO_THROW(import_model(d.write("c.onnxtxt", model("y = Clip(x)")), test::opts(1)));
 }
 
+// A constant Gather index outside [-d, d) is an error in ONNX; it was
+// accepted and the kernels clamped it (run --verify agreed with itself).
+TEST(ImportErrors, ConstantGatherIndexOutOfRange) {
+  auto model = [](const std::string& index) {
+    return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N, 4] x) => (float[N, 1] y) {\n"
+           "  i = Constant<value = int64[1] {" + index + "}>()\n  y = Gather<axis = 1>(x, i)\n}";
+  };
+  for (const std::string index : {"1000", "4", "-5", "-1000000"}) {
+    const std::string e = file_error("g.onnxtxt", model(index));
+    EXPECT_TRUE(e.ends_with(": node 'y' (Gather): index " + index + " is out of range for axis 1 of size 4")) << e;
+  }
+  test::TempDir d;
+  EXPECT_NO_THROW(import_model(d.write("ok.onnxtxt", model("-4")), test::opts(1)));
+  EXPECT_NO_THROW(import_model(d.write("ok3.onnxtxt", model("3")), test::opts(1)));
+}
+
 TEST(ImportErrors, TextSyntaxError) {
   std::string e = file_error("s.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N] x) => (float[N] y) {\n y = Relu(x\n}");
   EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
