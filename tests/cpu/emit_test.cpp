@@ -310,6 +310,15 @@ std::optional<bool> loop_vectorized(const std::string& src, const std::string& m
   return vectorized;
 }
 
+// Expects GCC to vectorize a loop of the op marked `marker` in plan source
+// `src` (skips where the compiler has no -fopt-info-vec-optimized).
+void expect_vectorized(const std::string& src, const std::string& marker, const std::string& tag) {
+  std::string report;
+  const auto vectorized = loop_vectorized(src, marker, testing::TempDir() + "/" + tag, &report);
+  if (!vectorized) GTEST_SKIP() << "compiler rejected -fopt-info-vec-optimized (not GCC?)";
+  EXPECT_TRUE(*vectorized) << marker << ": GCC reported:\n" << report;
+}
+
 // A Where on a bool mask vectorizes: bool buffers are read through uint8_t
 // (GCC 12 left the OpenMP-collapsed loop nest that loads `bool` scalar, "no
 // vectype"; a plain 2-D loop it did vectorize, hence the 4-D shape). Regression:
@@ -325,10 +334,7 @@ TEST(CpuEmit, WhereOnABoolMaskVectorizes) {
   expect_identical(g, unfused_plan(g));
   const std::string src = cpu::plan_source(g, unfused_plan(g));
   EXPECT_NE(src.find("const uint8_t* __restrict t"), std::string::npos) << src;
-  std::string report;
-  const auto vectorized = loop_vectorized(src, "// Where 'w'", testing::TempDir() + "/where-vec", &report);
-  if (!vectorized) GTEST_SKIP() << "compiler rejected -fopt-info-vec-optimized (not GCC?)";
-  EXPECT_TRUE(*vectorized) << "GCC reported:\n" << report;
+  expect_vectorized(src, "// Where 'w'", "where-vec");
 }
 
 // A Sqrt loop vectorizes (-fno-math-errno: with errno, GCC emits vsqrtss and
@@ -342,11 +348,7 @@ TEST(CpuEmit, SqrtVectorizesAndIsBitIdentical) {
   auto r = b.op("r", "Sqrt", OpClass::elementwise, {x}, {4, 256});
   auto& g = b.done({r});
   expect_identical(g, unfused_plan(g));
-  const std::string src = cpu::plan_source(g, unfused_plan(g));
-  std::string report;
-  const auto vectorized = loop_vectorized(src, "// Sqrt 'r'", testing::TempDir() + "/sqrt-vec", &report);
-  if (!vectorized) GTEST_SKIP() << "compiler rejected -fopt-info-vec-optimized (not GCC?)";
-  EXPECT_TRUE(*vectorized) << "GCC reported:\n" << report;
+  expect_vectorized(cpu::plan_source(g, unfused_plan(g)), "// Sqrt 'r'", "sqrt-vec");
 }
 
 // DequantizeLinear of an int32 tensor (a QDQ model's quantized bias) runs and
