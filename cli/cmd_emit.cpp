@@ -72,9 +72,10 @@ void run_emit(const EmitArgs& a) {
   }
   // The sources too: an op the printer cannot emit (an opaque graph break,
   // PRelu) used to leave an empty folder behind its error.
-  const std::string cpu_source = a.backend == "cpu" ? cpu::plan_source(m.graph, plan) : std::string();
-  const auto srcs = a.backend == "cpu" ? decltype(cuda::plan_sources(m.graph, plan, d, false, lib)){}
-                                       : cuda::plan_sources(m.graph, plan, d, false, lib);
+  std::string cpu_source;
+  std::vector<cuda::CudaGroupSource> srcs;
+  if (a.backend == "cpu") cpu_source = cpu::plan_source(m.graph, plan);
+  else srcs = cuda::plan_sources(m.graph, plan, d, false, lib);
   std::error_code ec;
   fs::create_directories(a.output, ec);
   if (ec) throw Error("cannot create '" + a.output + "': " + ec.message());

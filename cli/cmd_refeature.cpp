@@ -61,11 +61,10 @@ void run_refeature(const RefeatureArgs& a) {
   // Every file is re-derived before any is written: a bad record in the
   // last file leaves the first ones as they were.
   std::vector<std::pair<std::string, std::string>> outputs;  // path, JSON lines
-  for (const auto& file : a.files) {
-    const std::string out =
-        a.out_dir.empty() ? file : (fs::path(a.out_dir) / fs::path(file).filename()).string();
-    check_writable(out, /*parents_made=*/!a.out_dir.empty());
-  }
+  auto output_of = [&](const std::string& file) {
+    return a.out_dir.empty() ? file : (fs::path(a.out_dir) / fs::path(file).filename()).string();
+  };
+  for (const auto& file : a.files) check_writable(output_of(file), /*parents_made=*/!a.out_dir.empty());
   for (const auto& file : a.files) {
     std::vector<MeasurementRecord> rs = read_records(file);
     for (auto& r : rs) {
@@ -126,8 +125,7 @@ void run_refeature(const RefeatureArgs& a) {
     }
     std::ostringstream lines;
     for (const auto& r : rs) lines << record_to_json(r) << "\n";
-    outputs.emplace_back(a.out_dir.empty() ? file : (fs::path(a.out_dir) / fs::path(file).filename()).string(),
-                         lines.str());
+    outputs.emplace_back(output_of(file), lines.str());
   }
   if (!a.out_dir.empty()) create_output_dirs(a.out_dir);
   for (const auto& [out, text] : outputs) {
