@@ -1,23 +1,18 @@
 // libonnx shape inference as an independent check of graph/shape_infer.cpp.
 #include "graph/shape_check.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <onnx/shape_inference/implementation.h>
 
 #include "graph/import_internal.h"
+#include "graph/input_file.h"
 
 namespace fuseplan {
 
 std::vector<std::string> cross_check_shapes(const std::string& path, const Graph& g, int* compared) {
   if (compared) *compared = 0;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot open model file '" + path + "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
+  const std::string bytes = read_input_file(path, "model file", kMaxModelFileBytes);
   bool text = path.size() > 8 && (path.ends_with(".onnxtxt") || path.ends_with(".txt"));
-  onnx::ModelProto m = text ? detail::load_text(ss.str()) : detail::load_binary(ss.str());
+  onnx::ModelProto m = text ? detail::load_text(bytes) : detail::load_binary(bytes);
   if (detail::check_opset(m) > kLibOnnxMaxOpset) return {};
   auto* gp = m.mutable_graph();
   gp->clear_value_info();

@@ -202,10 +202,7 @@ std::string scatter_plot_svg(const std::string& path, const std::vector<double>&
     while (first.empty() && std::getline(l, first)) {}
     return "gnuplot failed (exit " + std::to_string(WEXITSTATUS(status)) + ")" + (first.empty() ? "" : ": " + first);
   }
-  std::ifstream f(svg, std::ios::binary);
-  std::ostringstream content;
-  content << f.rdbuf();
-  write_file_atomic(path, content.str());
+  write_file_atomic(path, read_file(svg.string()));
   return "";
 }
 
