@@ -1,7 +1,7 @@
 // CPU backend benchmarks, printed as the markdown tables of
 // results/cpu-backend.md:
 //  (a) float32 bias+relu at N*C = 2^24: fused vs unfused kernels measured in
-//      one run, with a STREAM-style triad (profiling/probe.h) in the same run;
+//      one run, with a STREAM-style triad (probe/probe.h) in the same run;
 //  (b) shared models at the given batches: measured time per strategy
 //      (median over --repeat rounds of the whole plan's time; each round runs
 //      every strategy once, so load changes hit all strategies alike) and the
@@ -27,9 +27,11 @@
 #include "costmodel/device.h"
 #include "emit/cpu/cpp_printer.h"
 #include "graph/import.h"
-#include "profiling/cpu_run.h"
-#include "profiling/probe.h"
+#include "exec/cpu_run.h"
+#include "probe/probe.h"
 #include "search/strategy.h"
+#include "support/format.h"
+#include "support/stats.h"
 #include "../tests/shared_models.h"
 
 namespace fuseplan {
@@ -60,17 +62,7 @@ std::string load_average() {
   return a + " " + b + " " + c;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-std::string fmt(double v, int prec) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", prec, v);
-  return b;
-}
+std::string fmt(double v, int prec) { return fixed_text(v, prec); }
 
 int threads_used(const Args& a) {
   if (a.threads > 0) return a.threads;

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "cli/common.h"
-#include "emit/files.h"
-#include "profiling/accuracy.h"
+#include "support/files.h"
+#include "tune/accuracy.h"
 #include "profiling/measurement.h"
 
 namespace fuseplan::cli {

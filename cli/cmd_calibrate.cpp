@@ -4,10 +4,10 @@
 #include <iostream>
 
 #include "cli/common.h"
-#include "emit/files.h"
-#include "profiling/accuracy.h"
+#include "support/files.h"
+#include "tune/accuracy.h"
 #include "profiling/measurement.h"
-#include "profiling/probe.h"
+#include "probe/probe.h"
 
 namespace fuseplan::cli {
 

@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/common.h"
-#include "emit/files.h"
-#include "profiling/tune_chart.h"
-#include "profiling/tune_measure.h"
+#include "support/files.h"
+#include "tune/chart.h"
+#include "tune/measure.h"
 #include "search/strategy.h"
 
 namespace fuseplan::cli {

@@ -14,7 +14,7 @@
 #include "cli/common.h"
 #include "emit/cpu/cpu_backend.h"
 #include "emit/cuda/cuda_backend.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "emit/plan_json.h"
 
 namespace fuseplan::cli {

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "cli/common.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "graph/synthetic.h"
 
 namespace fuseplan::cli {

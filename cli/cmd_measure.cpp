@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "cli/common.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "profiling/measurement.h"
 #include "search/strategy.h"
 

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/common.h"
-#include "profiling/probe.h"
+#include "probe/probe.h"
 
 namespace fuseplan::cli {
 

@@ -19,7 +19,7 @@
 #include <tuple>
 
 #include "cli/common.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "profiling/measurement.h"
 #include "search/strategy.h"
 

@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli/common.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "emit/plan_json.h"
-#include "profiling/cpu_run.h"
+#include "exec/cpu_run.h"
 #include "search/strategy.h"
 
 namespace fuseplan::cli {

@@ -7,7 +7,7 @@
 
 #include "cli/common.h"
 #include "emit/cuda/cuda_backend.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "emit/plan_json.h"
 #include "search/strategy.h"
 

@@ -1,6 +1,6 @@
 // fuseplan tune MODEL --device D --batch 1,8,64 [--measure] [--strategy S]
 //               [--dim N=V] [--rounds R] [--repeat K] [--min-time S] -o DIR
-// Per-batch-size autotuning (profiling/tune.h, docs/tune.md). Progress goes
+// Per-batch-size autotuning (tune/tune.h, docs/tune.md). Progress goes
 // to stderr: a bar when stderr is a terminal, log lines otherwise. SIGINT
 // stops after the batch in flight is dropped; the finished ones stay.
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include <iostream>
 
 #include "cli/common.h"
-#include "emit/files.h"
-#include "profiling/tune.h"
+#include "support/files.h"
+#include "tune/tune.h"
 
 namespace fuseplan::cli {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "costmodel/calibrate.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "search/strategy.h"
 
 namespace fuseplan::cli {
@@ -244,18 +244,6 @@ std::string format_table(const std::vector<std::string>& header, const std::vect
   return os.str();
 }
 
-std::string fmt(double v, int precision) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
-  return buf;
-}
-
-std::string fmt_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (std::fabs(b) >= 1024 && u < 4) b /= 1024, ++u;
-  return fmt(b, u == 0 ? 0 : 1) + " " + units[u];
-}
 
 void require_cpu_for_measure(const DeviceSpec& d, const std::string& command) {
   if (d.is_gpu())

@@ -12,6 +12,7 @@
 #include "costmodel/device.h"
 #include "graph/import.h"
 #include "search/plan.h"
+#include "support/format.h"
 
 namespace fuseplan::cli {
 
@@ -99,9 +100,9 @@ CLI::Validator file_name();
 
 /// Left-aligned text table with a header row, columns padded to width.
 std::string format_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
-std::string fmt(double v, int precision = 2);
+inline std::string fmt(double v, int precision = 2) { return fixed_text(v, precision); }
 /// 1536 -> "1.5 KiB" style byte counts.
-std::string fmt_bytes(double b);
+inline std::string fmt_bytes(double b) { return bytes_text(b); }
 
 /// Registration of each sub-command (one file each).
 void add_inspect(CLI::App& app);

@@ -1,12 +1,21 @@
 // fuseplan: cost-model-driven operator-fusion search. Each sub-command lives
-// in its own cli/cmd_*.cpp; errors become one line on stderr and exit code 2
-// (non-printable bytes escaped, cli/common.h printable).
+// in its own cli/cmd_*.cpp. Failures become one line on stderr
+// (non-printable bytes escaped, cli/common.h printable) and an exit code
+// (README "Exit codes"): 2 the user's input (Error), 3 the environment (a
+// file system or system call refused), 70 an internal error (InternalError,
+// or any other exception: a defect of fuseplan's own).
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include "cli/common.h"
 
 namespace fuseplan::cli { void add_gen(CLI::App& app); }  // cli/cmd_gen.cpp
 namespace fuseplan::cli { void add_refeature(CLI::App& app); }  // cli/cmd_refeature.cpp
+
+namespace {
+constexpr int kExitInternal = 70;  // EX_SOFTWARE (sysexits.h)
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"fuseplan: search, explain and measure operator-fusion plans"};
@@ -43,9 +52,18 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cerr << "fuseplan: error: out of memory\n";
     return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "fuseplan: internal error: " << fuseplan::cli::printable(e.what()) << "\n";
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "fuseplan: error: " << fuseplan::cli::printable(e.what()) << "\n";
     return 3;
+  } catch (const std::system_error& e) {
+    std::cerr << "fuseplan: error: " << fuseplan::cli::printable(e.what()) << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    // InternalError (FUSEPLAN_ASSERT) and anything unforeseen: a defect.
+    std::cerr << "fuseplan: internal error: " << fuseplan::cli::printable(e.what())
+              << " (a defect of fuseplan: please report it with this command line, the model and the output of"
+                 " `fuseplan --version`)\n";
+    return kExitInternal;
   }
   return 0;
 }

@@ -123,9 +123,4 @@ std::string uncalibrated_name(const std::string& name);
 CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<CalibrationSample>& samples,
                             const CalibrationOptions& o = {});
 
-/// Mean absolute percentage error (%) of predicted against measured.
-double mape_pct(const std::vector<double>& predicted, const std::vector<double>& measured);
-/// Spearman rank correlation (average ranks for ties); 0 for fewer than 2 points.
-double spearman(const std::vector<double>& a, const std::vector<double>& b);
-
 }  // namespace fuseplan

@@ -14,6 +14,7 @@
 #include "costmodel/scratch.h"
 #include "costmodel/group.h"
 #include "graph/graph.h"
+#include "support/format.h"
 
 namespace fuseplan::costmodel_detail {
 
@@ -96,12 +97,6 @@ bool reads_in_part(const Graph& g, NodeId c, NodeId n);
 /// sliced from one projection read a third each).
 double input_bytes_read(const Graph& g, const GroupView& v, NodeId n);
 
-/// printf("%.*f", decimals, x) text, byte for byte (std::to_chars'
-/// fixed notation), without its general algorithm for the common case (x ≥ 0
-/// below 2^53, at most 3 decimals): a plan's breakdown prints about twenty
-/// numbers per group (fixed_text.cpp).
-void append_fixed(std::string& s, double x, int decimals);
-std::string fixed_text(double x, int decimals);
 
 // ---- flops.cpp ----
 struct GroupFlops {

@@ -15,7 +15,7 @@
 
 #include "costmodel/cost_detail.h"
 #include "graph/graph.h"
-#include "graph/input_file.h"
+#include "support/input_file.h"
 
 #ifndef FUSEPLAN_SOURCE_DIR
 #define FUSEPLAN_SOURCE_DIR "."

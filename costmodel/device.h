@@ -65,7 +65,7 @@ struct DeviceSpec {
   // before it streamed the routine's code and tables out of every cache
   // level, and the probe (transcendental_ns) timed them hot. Outside the
   // roofline, like source_read_us. Default 0 (no such term); measured by
-  // `fuseplan probe` (profiling/probe_transcendental.h libm_cold_us) and held
+  // `fuseplan probe` (probe/transcendental.h libm_cold_us) and held
   // by calibration, never fitted (docs/calibration.md, tenth rule).
   double libm_cold_us = 0;
   // CPU: bandwidth of stores to lines no cache holds, GB/s. A store to such
@@ -118,7 +118,7 @@ struct DeviceSpec {
   double e_transcendental = 0;
   // CPU: measured time of each transcendental op per element, ns, one core
   // (op name → ns; `fuseplan probe`: the scalar call the CPU backend emits,
-  // in its loop, inputs uniform in [-1, 1]; profiling/probe_transcendental.h).
+  // in its loop, inputs uniform in [-1, 1]; probe/transcendental.h).
   // An op listed here is priced at ns × (fp32_TFLOPs / sm_count) × 1000
   // FLOP-equivalents per element (the FP32 issue slots it occupies) instead
   // of costmodel/flops.cpp's estimate; e_transcendental then scales them all

@@ -1,5 +1,7 @@
 #include "emit/report_md.h"
 
+#include "support/format.h"
+
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -8,18 +10,7 @@ namespace fuseplan {
 
 namespace {
 
-std::string num(double v, int precision = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
-  return buf;
-}
-
-std::string bytes_str(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) b /= 1024, ++u;
-  return num(b, u == 0 ? 0 : 1) + " " + units[u];
-}
+std::string num(double v, int precision = 2) { return fixed_text(v, precision); }
 
 std::string speedup(double row_us, double tuned_us) {
   if (row_us <= 0 || tuned_us <= 0) return "-";
@@ -59,14 +50,14 @@ std::string summary_markdown(const std::string& model, const std::string& device
         "were run). Measured = Σ per-kernel medians on the CPU backend.\n";
   for (const auto& b : batches) {
     os << "\n## batch " << b.batch << "\n\n";
-    os << "Tuned plan: " << b.tuned.kernels << " kernels, " << bytes_str(b.tuned.bytes) << ", predicted "
+    os << "Tuned plan: " << b.tuned.kernels << " kernels, " << bytes_text(b.tuned.bytes) << ", predicted "
        << num(b.tuned.predicted_us) << " µs" << (b.tuned.measured_us >= 0 ? ", measured " + num(b.tuned.measured_us, 1) + " µs" : "")
        << "; " << b.rounds << (b.rounds == 1 ? " round" : " rounds") << (b.converged ? "" : " (not converged)");
     if (!b.note.empty()) os << "; " << b.note;
     os << ".\n\n";
     std::vector<std::vector<std::string>> rows;
     auto row = [&](const PlanRow& r) {
-      rows.push_back({r.label, std::to_string(r.kernels), bytes_str(r.bytes), num(r.predicted_us),
+      rows.push_back({r.label, std::to_string(r.kernels), bytes_text(r.bytes), num(r.predicted_us),
                       measured(r.measured_us), speedup(r.predicted_us, b.tuned.predicted_us),
                       r.measured_us >= 0 && b.tuned.measured_us >= 0 ? speedup(r.measured_us, b.tuned.measured_us)
                                                                      : "-"});

@@ -57,7 +57,7 @@ struct DecisionFlip {
   std::vector<DecisionAt> at;  // one per batch size, ascending
   // Why it flips, one clause per pair of batch sizes whose action differs,
   // each starting "batch size", "recalibration" or "measured choice"
-  // (profiling/tune_diff.h);
+  // (tune/diff.h);
   // empty = not classified.
   std::string cause = {};
 };

@@ -18,14 +18,10 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "support/error.h"
+
 namespace fuseplan {
 
-/// Every error fuseplan reports to a user: one line, no trailing newline.
-/// The CLI prints "fuseplan: error: <what()>" and exits with code 2.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 enum class DType { f32, f16, bf16, f64, i8, u8, i16, i32, i64, boolean, string, unknown };
 

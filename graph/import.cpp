@@ -42,7 +42,7 @@ NodeId Ctx::use(const std::string& name) {
       p.op = p.onnx_op = "Constant", p.source = SourceKind::constant;
       if (x.k) p.data = to_const_data(*x.k);
       break;
-    case Tensor::Kind::computed: throw Error("internal: tensor '" + name + "' has no producer");
+    case Tensor::Kind::computed: FUSEPLAN_ASSERT(false, "tensor '" + name + "' has no producer");
   }
   x.node = g.add_node(std::move(p));
   return x.node;

@@ -7,7 +7,7 @@
 #include <onnx/defs/parser.h>
 
 #include "graph/import_internal.h"
-#include "graph/input_file.h"
+#include "support/input_file.h"
 
 namespace fuseplan::detail {
 namespace {

@@ -4,7 +4,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "graph/import_internal.h"
-#include "graph/input_file.h"
+#include "support/input_file.h"
 
 namespace fuseplan {
 

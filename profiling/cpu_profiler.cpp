@@ -8,7 +8,7 @@
 #endif
 #include <set>
 
-#include "profiling/cpu_run.h"
+#include "exec/cpu_run.h"
 #include "profiling/perf_counters.h"
 
 namespace fuseplan {

@@ -1,4 +1,4 @@
-// The CPU backend's profiler: runs a plan through run_plan (profiling/cpu_run.h:
+// The CPU backend's profiler: runs a plan through run_plan (exec/cpu_run.h:
 // emit, cached compile, load) and measures each group with the steady clock
 // over repetitions, flushing the caches between repetitions when the plan's
 // buffers would stay hot, and reading perf_event counters per group call.

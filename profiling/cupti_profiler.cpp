@@ -7,8 +7,8 @@
 #include <mutex>
 #include <regex>
 
-#include "profiling/cuda_run.h"
-#include "profiling/tensor_data.h"
+#include "exec/cuda_run.h"
+#include "exec/tensor_data.h"
 
 #ifdef FUSEPLAN_HAVE_CUDA
 #include <cuda.h>

@@ -1,5 +1,5 @@
 // The CUDA backend's profiler: runs a plan through run_plan_cuda
-// (profiling/cuda_run.h) with the CUPTI Activity API recording every kernel
+// (exec/cuda_run.h) with the CUPTI Activity API recording every kernel
 // (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: start/end, registers and local
 // memory per thread), correlated to plan groups by kernel name (the CUDA
 // printer names group i's kernels fp_g<i>_k<j>), then, when performance

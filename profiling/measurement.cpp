@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/cost_detail.h"
-#include "emit/files.h"
-#include "graph/input_file.h"
+#include "support/files.h"
+#include "support/input_file.h"
 
 namespace fuseplan {
 

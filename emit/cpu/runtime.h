@@ -1,5 +1,5 @@
 // fprt: the CPU backend's canonical numerics, shared verbatim by the reference
-// executor (profiling/reference.cpp includes this header) and by every
+// executor (exec/reference.cpp includes this header) and by every
 // generated translation unit (emit/cpu embeds this file's text at its top).
 // Fusion may move values between memory and registers, never change the
 // operations or their order (DESIGN.md, Numerics), so everything whose result

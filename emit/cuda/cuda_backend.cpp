@@ -12,7 +12,7 @@
 
 #include "emit/cpu/cpp_printer.h"
 #include "emit/cpu/cpu_backend.h"
-#include "emit/files.h"
+#include "support/files.h"
 
 namespace fuseplan::cuda {
 

@@ -2,7 +2,7 @@
 // default), or as one library call (cuBLASLt GEMM, cuDNN convolution) with
 // at most one emitted kernel before it (the group's fused prologue) and one
 // after it (the whole fused epilogue). Plain C++: decided and printed
-// without a GPU; profiling/cuda_run.cpp makes the calls.
+// without a GPU; exec/cuda_run.cpp makes the calls.
 //
 // The rule (lower_group):
 //  1. Library options all off (default): every group is emitted; GEMM and

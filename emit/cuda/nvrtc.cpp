@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "emit/files.h"
+#include "support/files.h"
 #include "graph/graph.h"
 
 #ifdef FUSEPLAN_HAVE_CUDA

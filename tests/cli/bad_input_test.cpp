@@ -11,7 +11,7 @@
 #include "cli_util.h"
 #include "costmodel/calibrate.h"
 #include "profiling/measurement.h"
-#include "profiling/tensor_data.h"
+#include "exec/tensor_data.h"
 
 namespace fuseplan {
 namespace {

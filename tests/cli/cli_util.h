@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include "emit/files.h"
+#include "support/files.h"
 
 namespace fuseplan::test {
 

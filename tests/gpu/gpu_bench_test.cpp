@@ -14,10 +14,10 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "emit/files.h"
+#include "support/files.h"
 #include "graph/import.h"
-#include "profiling/cuda_run.h"
-#include "profiling/tensor_data.h"
+#include "exec/cuda_run.h"
+#include "exec/tensor_data.h"
 #include "search/strategy.h"
 #include "tests/shared_models.h"
 

@@ -5,7 +5,7 @@
 #   bash tests/gpu/run.sh
 # Steps, each under its own time limit (total about 8 minutes on 16 cores):
 #   1. device facts (nvidia-smi)
-#   2. Release build of only test_cuda and test_gpu (the CLI test skips without the fuseplan binary)
+#   2. Release build of only test_exec, test_emit and test_gpu (the CLI test skips without the fuseplan binary)
 #   3. every CUDA test (NVRTC compilation of every group of every strategy's
 #      plan of the shared cases, examples and small shared models; on the GPU:
 #      fused vs unfused bit-identity, max relative error vs the CPU
@@ -72,7 +72,7 @@ echo "   GPU '${GPU_NAME:-none}' -> device config $FUSEPLAN_GPU_DEVICE, results 
 # 2. build (Release, only what the session runs; no benchmarks)
 step configure 90 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFUSEPLAN_BENCH=OFF || {
   echo "configure failed"; tail -20 "$LOGS/configure.log"; exit 1; }
-step build $(( $(left) < 260 ? $(left) : 260 )) cmake --build "$BUILD" -j "$JOBS" --target test_cuda test_gpu || {
+step build $(( $(left) < 260 ? $(left) : 260 )) cmake --build "$BUILD" -j "$JOBS" --target test_exec test_emit test_gpu || {
   echo "build failed"; grep -m5 -E "error|Error" "$LOGS/build.log"; exit 1; }
 
 # 3. CUDA tests. 3a: the ones that touch the GPU (runner, library mode,
@@ -82,12 +82,13 @@ step build $(( $(left) < 260 ? $(left) : 260 )) cmake --build "$BUILD" -j "$JOBS
 # left of its limit.
 GPU_TESTS='GpuRun.*:LibraryMode.*:CudnnDescriptors.*:Cublaslt.*'
 FUSEPLAN_GPU_RESULTS="$LOGS/timings.md" step test_cuda_gpu $(( $(left) < 120 ? $(left) : 120 )) \
-  "$BUILD/tests/test_cuda" --gtest_filter="$GPU_TESTS" --gtest_brief=1 --gtest_output=xml:"$LOGS/test_cuda_gpu.xml"
+  bash -c "'$BUILD/tests/test_exec' --gtest_filter='$GPU_TESTS' --gtest_brief=1 --gtest_output=xml:'$LOGS/test_exec_gpu.xml' &&
+           '$BUILD/tests/test_emit' --gtest_filter='$GPU_TESTS' --gtest_brief=1 --gtest_output=xml:'$LOGS/test_emit_gpu.xml'"
 TEST_RC=$?
 tail -3 "$LOGS/test_cuda_gpu.log" | sed 's/^/   /'
 grep -E "^(library GEMM|cuDNN conv|emitted .* cuBLASLt)" "$LOGS/test_cuda_gpu.log" | sed 's/^/   /'
 step test_cuda_rest $(( $(left) < 150 ? $(left) / 3 : 90 )) \
-  "$BUILD/tests/test_cuda" --gtest_filter="-$GPU_TESTS" --gtest_brief=1 --gtest_output=xml:"$LOGS/test_cuda_rest.xml"
+  "$BUILD/tests/test_emit" --gtest_filter="-$GPU_TESTS" --gtest_brief=1 --gtest_output=xml:"$LOGS/test_cuda_rest.xml"
 REST_RC=$?
 tail -3 "$LOGS/test_cuda_rest.log" | sed 's/^/   /'
 
@@ -97,6 +98,6 @@ FUSEPLAN_GPU_RESULTS="$RESULTS" FUSEPLAN_GPU_BUDGET_S=$(( BENCH_LIMIT > 90 ? BEN
   step test_gpu "$BENCH_LIMIT" "$BUILD/tests/test_gpu" --gtest_brief=1
 BENCH_RC=$?
 
-echo "== done in $((SECONDS - START))s: test_cuda (GPU) rc=$TEST_RC, test_cuda (rest) rc=$REST_RC, test_gpu rc=$BENCH_RC"
+echo "== done in $((SECONDS - START))s: CUDA tests (GPU) rc=$TEST_RC, CUDA tests (rest) rc=$REST_RC, test_gpu rc=$BENCH_RC"
 [ -f "$RESULTS" ] && sed -n '/^## Bandwidth ceiling/,/^## Fused/p' "$RESULTS" | head -12
 ls -1 "$RESULTS" "$LOGS" 2>/dev/null

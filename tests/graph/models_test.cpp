@@ -19,7 +19,7 @@
 
 #include "graph/shape_check.h"
 #include "test_util.h"
-#include "../shared_models.h"
+#include "tests/shared_models.h"
 
 namespace fuseplan {
 namespace {

@@ -14,7 +14,7 @@
 #include "graph/synthetic.h"
 #include "search/passes.h"
 #include "search/pricing.h"
-#include "../shared_models.h"
+#include "tests/shared_models.h"
 
 namespace fuseplan {
 namespace {

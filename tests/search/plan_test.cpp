@@ -9,7 +9,7 @@
 #include "emit/plan_json.h"
 #include "graph/import.h"
 #include "search/strategy.h"
-#include "../shared_models.h"
+#include "tests/shared_models.h"
 
 namespace fuseplan {
 namespace {

@@ -12,7 +12,7 @@
 #include "search/legality.h"
 #include "search/passes.h"
 #include "search/plan.h"
-#include "../shared_models.h"
+#include "tests/shared_models.h"
 
 namespace fuseplan {
 namespace {

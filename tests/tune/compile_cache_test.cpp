@@ -7,9 +7,9 @@
 
 #include <filesystem>
 
-#include "emit/files.h"
+#include "support/files.h"
 #include "graph/import.h"
-#include "profiling/cpu_run.h"
+#include "exec/cpu_run.h"
 #include "search/plan.h"
 #include "search/strategy.h"
 #include "tune_util.h"

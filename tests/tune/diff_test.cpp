@@ -15,13 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "emit/files.h"
+#include "support/files.h"
 #include "emit/plan_json.h"
 #include "emit/report_md.h"
 #include "graph/import.h"
-#include "profiling/tune.h"
-#include "profiling/tune_diff.h"
-#include "profiling/tune_dispatch.h"
+#include "tune/tune.h"
+#include "tune/diff.h"
+#include "tune/dispatch.h"
 #include "search/strategy.h"
 #include "tune_util.h"
 

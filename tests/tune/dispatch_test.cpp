@@ -3,7 +3,7 @@
 // the first tuned size get the first plan, beyond the last the last plan.
 #include <gtest/gtest.h>
 
-#include "profiling/tune_dispatch.h"
+#include "tune/dispatch.h"
 
 namespace fuseplan {
 namespace {

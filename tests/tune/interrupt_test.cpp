@@ -17,10 +17,10 @@
 #include <optional>
 
 #include "emit/cpu/compiler.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "graph/import.h"
-#include "profiling/cpu_run.h"
-#include "profiling/tune.h"
+#include "exec/cpu_run.h"
+#include "tune/tune.h"
 #include "search/strategy.h"
 #include "tune_util.h"
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/import.h"
-#include "profiling/tune_measure.h"
+#include "tune/measure.h"
 #include "search/strategy.h"
 #include "tune_util.h"
 

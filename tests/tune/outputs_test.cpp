@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "emit/dot.h"
-#include "emit/files.h"
+#include "support/files.h"
 #include "emit/plan_json.h"
 #include "graph/import.h"
-#include "profiling/tune.h"
-#include "profiling/tune_chart.h"
-#include "profiling/tune_dispatch.h"
+#include "tune/tune.h"
+#include "tune/chart.h"
+#include "tune/dispatch.h"
 #include "tune_util.h"
 
 namespace fuseplan {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "emit/files.h"
+#include "support/files.h"
 
 namespace fuseplan::test {
 

@@ -1,0 +1,248 @@
+#include "exec/cpu_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <span>
+#include <sstream>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include "emit/cpu/compiler.h"
+#include "emit/cpu/cpu_backend.h"
+#include "exec/reference.h"
+#include "exec/tensor_data.h"
+#include "support/stats.h"
+
+namespace fuseplan {
+
+int64_t ulp_distance(float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if (ia == ib) return 0;
+  auto ordered = [](int32_t i) -> int64_t { return i < 0 ? static_cast<int64_t>(INT32_MIN) - i : i; };
+  return std::llabs(ordered(ia) - ordered(ib));
+}
+
+namespace {
+
+OutputCheck compare(const std::string& name, const Tensor& got, const Tensor& want) {
+  OutputCheck c;
+  c.name = name;
+  int64_t n = want.numel(), es = dtype_bytes(want.dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::memcmp(got.data.data() + i * es, want.data.data() + i * es, static_cast<std::size_t>(es)) == 0) continue;
+    c.identical = false;
+    ++c.mismatches;
+    int64_t d = want.dtype == DType::f32 ? ulp_distance(got.ptr<float>()[i], want.ptr<float>()[i])
+                                         : static_cast<int64_t>(std::fabs(got.get(i) - want.get(i)));
+    c.max_ulp = std::max(c.max_ulp, d);
+    if (c.first_index < 0) {
+      c.first_index = i;
+      c.got = got.get(i);
+      c.want = want.get(i);
+    }
+  }
+  return c;
+}
+
+std::string group_label(const Graph& g, const Group& grp) {
+  if (grp.nodes.empty()) return "";
+  std::string a = g.node(grp.nodes.front()).name, b = g.node(grp.nodes.back()).name;
+  return grp.nodes.size() == 1 ? a : a + " .. " + b;
+}
+
+// The plan's buffers in one zeroed allocation, each starting on its own
+// 4 KiB page and followed by one page no tensor uses. The adjacent-line and
+// L2 streamer prefetchers do not cross a page, and the next-page prefetcher
+// (which fetches the first line of the following page when a stream reaches
+// a page's end) lands in the gap, so after a cache flush whether a tensor's
+// first lines are cached does not depend on which neighbouring tensor an
+// earlier group touched: with 64-byte-aligned heap tensors, distilbert_tiny's
+// single bias adds of one shape took 0.03 or 0.2 us depending on their
+// neighbours; without the gap page, zoo_candy's bias scalars after a streamed
+// weight measured 0.05 us (prefetched) or 0.2-0.4 us (cold) (docs/calibration.md).
+class PageArena {
+ public:
+  static constexpr std::size_t kPage = 4096;  // x86-64 base page; prefetchers stop at its boundary
+  static constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64 2 MiB page (THP)
+  /// sizes[n]: bytes of buffer n (0: none).
+  explicit PageArena(const std::vector<std::size_t>& sizes) : offset_(sizes.size(), 0), size_(sizes) {
+    std::size_t total = 0;
+    for (std::size_t n = 0; n < sizes.size(); ++n) {
+      offset_[n] = total;
+      if (sizes[n]) total += (sizes[n] + kPage - 1) / kPage * kPage + kPage;  // + the gap page
+    }
+    // Backed by 2 MiB pages where the kernel allows (THP "madvise" or
+    // "always"): a 4 KiB page per tensor would otherwise spend one TLB entry
+    // per tiny tensor, and a cold translation (a nested page walk in a VM)
+    // on each first touch in a large model.
+    total = std::max<std::size_t>((total + kHugePage - 1) / kHugePage * kHugePage, kHugePage);
+    base_.reset(static_cast<std::byte*>(::operator new(total, std::align_val_t{kHugePage})));
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    ::madvise(base_.get(), total, MADV_HUGEPAGE);  // advice only: 4 KiB pages if refused
+#endif
+    std::memset(base_.get(), 0, total);
+  }
+  bool has(std::size_t n) const { return size_[n] > 0; }
+  std::span<std::byte> at(std::size_t n) { return {base_.get() + offset_[n], size_[n]}; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const noexcept { ::operator delete(p, std::align_val_t{kHugePage}); }
+  };
+  std::unique_ptr<std::byte[], Free> base_;
+  std::vector<std::size_t> offset_, size_;
+};
+
+}  // namespace
+
+void set_passive_wait_policy() {
+  // libgomp reads OMP_WAIT_POLICY once, when the first kernel library loads
+  // it. Idle OpenMP threads spinning between kernels steal the CPU from the
+  // next kernel's threads (and from other jobs on a shared host), which shows
+  // up as timing noise; passive threads sleep. A user's setting wins.
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+}
+
+RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
+  set_passive_wait_policy();
+  RunResult res;
+  std::string src = cpu::plan_source(g, plan);  // checks the plan against the model
+  auto lib = cpu::compile_and_load(src, opts.cancelled);
+  res.compile_ms = lib->compile_ms();
+  res.cache_hit = lib->cache_hit();
+  res.so_path = lib->so_path();
+  res.source_path = lib->source_path();
+  if (opts.keep_source) res.kernel_source = src;
+
+  std::map<std::string, Tensor> inputs;
+  if (!opts.inputs.empty()) inputs = load_inputs(opts.inputs);
+  for (const auto& [name, t] : inputs) {
+    NodeId n = g.find(name);
+    if (n == kNoNode || g.node(n).source != SourceKind::graph_input)
+      throw Error("--inputs names '" + name + "', which is not a graph input");
+  }
+  std::map<NodeId, Tensor> sources = make_source_data(g, inputs);
+
+  std::vector<std::size_t> sizes(g.size(), 0);
+  for (const auto& [n, t] : sources) sizes[n] = t.data.size();
+  for (const Group& grp : plan.groups)
+    for (NodeId m : grp.materialised)
+      if (!sizes[m]) sizes[m] = static_cast<std::size_t>(g.node(m).out.bytes());
+  PageArena arena(sizes);
+  for (const auto& [n, t] : sources) std::copy(t.data.begin(), t.data.end(), arena.at(n).begin());
+  std::vector<void*> ptrs(g.size(), nullptr);
+  for (std::size_t n = 0; n < sizes.size(); ++n)
+    if (arena.has(n)) ptrs[n] = arena.at(n).data();
+
+  if (opts.threads > 0)
+    reinterpret_cast<void (*)(int)>(lib->kernel("fp_set_num_threads"))(opts.threads);
+  std::vector<cpu::KernelLibrary::KernelFn> fns;
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) fns.push_back(lib->kernel("fp_group_" + std::to_string(i)));
+  auto check = [&] {
+    if (opts.cancelled && opts.cancelled()) throw cpu::Cancelled();
+  };
+  for (int w = 0; w < std::max(opts.warmup, 1); ++w)
+    for (auto f : fns) {
+      check();
+      f(ptrs.data());
+    }
+  std::vector<std::span<const std::byte>> buffers;
+  for (std::size_t n = 0; n < sizes.size(); ++n)
+    if (arena.has(n)) buffers.emplace_back(arena.at(n));
+  const int reps = std::max(opts.repeat, 1);
+  std::vector<std::vector<double>> times(fns.size());
+  const auto start = std::chrono::steady_clock::now();
+  auto more = [&](int r) {
+    if (r < reps) return true;
+    if (opts.min_time_s <= 0 || r >= RunOptions::kMaxRepeat) return false;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < opts.min_time_s;
+  };
+  for (int r = 0; more(r); ++r) {
+    if (opts.before_repetition) opts.before_repetition(r, buffers);
+    for (std::size_t i = 0; i < fns.size(); ++i) {
+      check();
+      if (opts.around_group) opts.around_group(i, false);
+      auto t0 = std::chrono::steady_clock::now();
+      fns[i](ptrs.data());
+      auto t1 = std::chrono::steady_clock::now();
+      if (opts.around_group) opts.around_group(i, true);
+      times[i].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+  }
+  for (std::size_t i = 0; i < fns.size(); ++i) {
+    GroupTiming t;
+    t.group = static_cast<int>(i);
+    t.kind = std::string(to_string(plan.groups[i].kind));
+    t.label = group_label(g, plan.groups[i]);
+    t.primitives = static_cast<int64_t>(plan.groups[i].nodes.size());
+    t.measured_us = median(times[i]);
+    t.samples_us = times[i];
+    t.predicted_us = i < plan.costs.size() ? plan.costs[i].predicted_us : 0;
+    res.measured_us += t.measured_us;
+    res.predicted_us += t.predicted_us;
+    res.groups.push_back(t);
+  }
+
+  if (opts.verify) {
+    std::vector<Tensor> ref = run_reference(g, sources);
+    res.verified = true;
+    for (NodeId o : g.graph_outputs()) {
+      Tensor got(g.node(o).out.dtype, g.node(o).out.shape);
+      std::span<std::byte> out = arena.at(o);
+      std::copy(out.begin(), out.end(), got.data.begin());
+      OutputCheck c = compare(g.node(o).name, got, ref[o]);
+      res.ok = res.ok && c.identical;
+      res.outputs.push_back(c);
+    }
+  }
+  return res;
+}
+
+std::string verify_message(const RunResult& r) {
+  std::ostringstream os;
+  for (const auto& c : r.outputs) {
+    if (c.identical) continue;
+    if (os.tellp() > 0) os << "\n";
+    os.precision(9);
+    os << "output '" << c.name << "': " << c.mismatches << " elements differ, max " << c.max_ulp
+       << " ULP; first at index " << c.first_index << ": got " << c.got << ", reference " << c.want;
+  }
+  return os.str();
+}
+
+std::string run_result_json(const RunResult& r) {
+  nlohmann::json j;
+  j["measured_us"] = r.measured_us;
+  j["predicted_us"] = r.predicted_us;
+  j["compile_ms"] = r.compile_ms;
+  j["cache_hit"] = r.cache_hit;
+  j["kernel_library"] = r.so_path;
+  j["kernel_source"] = r.source_path;
+  j["verified"] = r.verified;
+  j["ok"] = r.ok;
+  j["groups"] = nlohmann::json::array();
+  for (const auto& t : r.groups)
+    j["groups"].push_back({{"group", t.group}, {"kind", t.kind}, {"label", t.label}, {"primitives", t.primitives},
+                           {"measured_us", t.measured_us}, {"predicted_us", t.predicted_us}});
+  j["outputs"] = nlohmann::json::array();
+  for (const auto& c : r.outputs) {
+    nlohmann::json o = {{"name", c.name}, {"identical", c.identical}, {"mismatches", c.mismatches},
+                        {"max_ulp", c.max_ulp}};
+    if (c.first_index >= 0) o["first"] = {{"index", c.first_index}, {"got", c.got}, {"reference", c.want}};
+    j["outputs"].push_back(o);
+  }
+  return j.dump(2);
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,783 @@
+// Host CPU probe (see probe.h). Kernels use GCC vector extensions so they
+// vectorise at the project's default -O2; the AVX2 variants are selected at
+// run time with __builtin_cpu_supports. FP contraction is off (ISO C++ mode),
+// so mul+add stays two instructions: the FLOP figure is FMA-free.
+#include "probe/probe.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <memory>
+#include <new>
+#include <span>
+#include <sstream>
+#include <thread>
+
+#include "graph/graph.h"
+#include "probe/gemm.h"
+#include "probe/transcendental.h"
+#include "profiling/cpu_profiler.h"
+
+namespace fuseplan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// ---------------------------------------------------------------- fork-join pool
+// Persistent pool: run(f) calls f(0) on the caller and f(1..n-1) on workers,
+// returning when all are done. Workers spin for a short while on the
+// generation counter, then sleep on it (std::atomic::wait = futex on Linux).
+class ForkJoinPool {
+ public:
+  explicit ForkJoinPool(int n) : n_(std::max(1, n)) {
+    for (int i = 1; i < n_; ++i) workers_.emplace_back([this, i] { worker(i); });
+  }
+  ~ForkJoinPool() {
+    stop_.store(true, std::memory_order_release);
+    gen_.fetch_add(1, std::memory_order_release);
+    gen_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+  ForkJoinPool(const ForkJoinPool&) = delete;
+  ForkJoinPool& operator=(const ForkJoinPool&) = delete;
+
+  int size() const { return n_; }
+
+  void run(const std::function<void(int)>& f) {
+    if (n_ == 1) { f(0); return; }
+    task_ = &f;
+    pending_.store(n_ - 1, std::memory_order_relaxed);
+    gen_.fetch_add(1, std::memory_order_release);
+    gen_.notify_all();
+    f(0);
+    for (int spin = 0; spin < kSpin; ++spin)
+      if (pending_.load(std::memory_order_acquire) == 0) return;
+    for (int p; (p = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(p);
+  }
+
+ private:
+  // ~tens of µs of spinning before sleeping (OpenMP-like passive-after-spin wait).
+  static constexpr int kSpin = 20000;
+
+  void worker(int i) {
+    uint64_t seen = 0;
+    for (;;) {
+      uint64_t g = gen_.load(std::memory_order_acquire);
+      for (int spin = 0; g == seen && spin < kSpin; ++spin) g = gen_.load(std::memory_order_acquire);
+      while (g == seen) {
+        gen_.wait(seen, std::memory_order_acquire);
+        g = gen_.load(std::memory_order_acquire);
+      }
+      seen = g;
+      if (stop_.load(std::memory_order_acquire)) return;
+      (*task_)(i);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    }
+  }
+
+  int n_;
+  std::vector<std::thread> workers_;
+  std::atomic<uint64_t> gen_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  const std::function<void(int)>* task_ = nullptr;
+};
+
+// ---------------------------------------------------------------- kernels
+typedef double v2d __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef float v8f __attribute__((vector_size(32)));
+
+template <typename V, typename T>
+__attribute__((always_inline)) inline void triad_body(T* __restrict a, const T* __restrict b,
+                                                      const T* __restrict c, T s, std::size_t n) {
+  constexpr std::size_t L = sizeof(V) / sizeof(T);
+  const V sv = V{} + s;
+  std::size_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    V b0, b1, c0, c1;
+    std::memcpy(&b0, b + i, sizeof(V));
+    std::memcpy(&b1, b + i + L, sizeof(V));
+    std::memcpy(&c0, c + i, sizeof(V));
+    std::memcpy(&c1, c + i + L, sizeof(V));
+    const V a0 = b0 + sv * c0, a1 = b1 + sv * c1;
+    std::memcpy(a + i, &a0, sizeof(V));
+    std::memcpy(a + i + L, &a1, sizeof(V));
+  }
+  for (; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+__attribute__((target("avx2"))) void triad_f64_avx2(double* a, const double* b, const double* c, double s,
+                                                     std::size_t n) {
+  triad_body<v4d>(a, b, c, s, n);
+}
+void triad_f64_sse(double* a, const double* b, const double* c, double s, std::size_t n) {
+  triad_body<v2d>(a, b, c, s, n);
+}
+__attribute__((target("avx2"))) void triad_f32_avx2(float* a, const float* b, const float* c, float s,
+                                                    std::size_t n) {
+  triad_body<v8f>(a, b, c, s, n);
+}
+void triad_f32_sse(float* a, const float* b, const float* c, float s, std::size_t n) {
+  triad_body<v4f>(a, b, c, s, n);
+}
+
+// a[i] = s with full-vector stores (a splat of a non-byte-repeated float:
+// the compiler cannot turn it into memset, whose large sizes use
+// non-temporal stores that skip the write-allocate).
+template <typename V>
+__attribute__((always_inline)) inline void store_body(float* __restrict a, float s, std::size_t n) {
+  constexpr std::size_t L = sizeof(V) / sizeof(float);
+  const V sv = V{} + s;
+  std::size_t i = 0;
+  for (; i + L <= n; i += L) std::memcpy(a + i, &sv, sizeof(V));
+  for (; i < n; ++i) a[i] = s;
+}
+__attribute__((target("avx2"))) void store_f32_avx2(float* a, float s, std::size_t n) { store_body<v8f>(a, s, n); }
+void store_f32_sse(float* a, float s, std::size_t n) { store_body<v4f>(a, s, n); }
+
+// Floats per vector of the emitted kernels' gemm() micro-tile
+// (emit/cpu/runtime.h kGemmVW: AVX-512F 16, AVX 8, else 4).
+int gemm_vector_floats() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) return 16;
+  if (__builtin_cpu_supports("avx")) return 8;
+#endif
+  return 4;
+}
+
+bool has_avx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
+// Twelve independent mul+add chains: enough to cover 2 ports x 4-cycle latency
+// of mul and add on current x86 cores, while fitting 16 vector registers.
+template <typename V>
+__attribute__((always_inline)) inline float flop_body(long iters, float m, float add) {
+  const V mv = V{} + m, av = V{} + add;
+  V x0 = V{} + 1.0f, x1 = x0 + 0.01f, x2 = x0 + 0.02f, x3 = x0 + 0.03f, x4 = x0 + 0.04f, x5 = x0 + 0.05f;
+  V x6 = x0 + 0.06f, x7 = x0 + 0.07f, x8 = x0 + 0.08f, x9 = x0 + 0.09f, x10 = x0 + 0.10f, x11 = x0 + 0.11f;
+  for (long it = 0; it < iters; ++it) {
+    x0 = x0 * mv + av; x1 = x1 * mv + av; x2 = x2 * mv + av; x3 = x3 * mv + av;
+    x4 = x4 * mv + av; x5 = x5 * mv + av; x6 = x6 * mv + av; x7 = x7 * mv + av;
+    x8 = x8 * mv + av; x9 = x9 * mv + av; x10 = x10 * mv + av; x11 = x11 * mv + av;
+  }
+  const V s = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7)) + ((x8 + x9) + (x10 + x11));
+  float r = 0;
+  for (std::size_t k = 0; k < sizeof(V) / sizeof(float); ++k) r += s[k];
+  return r;
+}
+constexpr int kFlopChains = 12;
+
+__attribute__((target("avx2"))) float flops_avx2(long iters, float m, float a) { return flop_body<v8f>(iters, m, a); }
+float flops_sse(long iters, float m, float a) { return flop_body<v4f>(iters, m, a); }
+
+// ---------------------------------------------------------------- buffers
+template <typename T>
+struct Aligned {
+  T* p = nullptr;
+  explicit Aligned(std::size_t n) : p(static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64)))) {}
+  ~Aligned() { ::operator delete(p, std::align_val_t(64)); }
+  Aligned(const Aligned&) = delete;
+  Aligned& operator=(const Aligned&) = delete;
+};
+
+// Slice [begin, end) of n elements for thread t of nt, in multiples of 64 elements.
+std::pair<std::size_t, std::size_t> slice(std::size_t n, int t, int nt) {
+  const std::size_t blocks = (n + 63) / 64;
+  const std::size_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
+  return {std::min(n, b0 * 64), std::min(n, b1 * 64)};
+}
+
+// Passes per timed sample so one sample lasts at least `target_s`.
+int passes_for(double one_pass_s, double target_s) {
+  if (one_pass_s <= 0) return 1000;
+  return static_cast<int>(std::clamp(std::ceil(target_s / one_pass_s), 1.0, 1e6));
+}
+
+constexpr double kSampleSeconds = 0.02;  // >= 20 ms per sample: timer resolution and dispatch cost negligible
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::size_t parse_size(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  if (s.empty()) return 0;
+  std::size_t mult = 1;
+  const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
+  if (u == 'K') mult = 1024; else if (u == 'M') mult = 1024 * 1024; else if (u == 'G') mult = 1024ull * 1024 * 1024;
+  if (mult != 1) s.pop_back();
+  try { return static_cast<std::size_t>(std::stoull(s)) * mult; } catch (...) { return 0; }
+}
+
+std::string read_line(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// Number of CPUs in a sysfs cpu list such as "0-3,8".
+int count_cpu_list(const std::string& s) {
+  int n = 0;
+  std::stringstream ss(s);
+  for (std::string part; std::getline(ss, part, ',');) {
+    if (part.empty()) continue;
+    const auto dash = part.find('-');
+    try {
+      if (dash == std::string::npos) n += 1;
+      else n += std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
+    } catch (...) { n += 1; }
+  }
+  return std::max(1, n);
+}
+
+std::string fmt(double v, int prec = 3) {
+  std::ostringstream o;
+  o << std::setprecision(prec) << v;
+  return o.str();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- host facts
+HostInfo host_info() {
+  HostInfo h;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  h.cores = online > 0 ? static_cast<int>(online) : std::max(1u, std::thread::hardware_concurrency());
+  h.avx2 = has_avx2();
+
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path base = "/sys/devices/system/cpu/cpu0/cache";
+  for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string fname = it->path().filename().string();
+    if (fname.rfind("index", 0) != 0) continue;
+    const std::string type = read_line(it->path() / "type");
+    if (type == "Instruction") continue;
+    HostCache c;
+    const std::string level = read_line(it->path() / "level");
+    c.name = "L" + level;
+    c.bytes = parse_size(read_line(it->path() / "size"));
+    c.shared_by = count_cpu_list(read_line(it->path() / "shared_cpu_list"));
+    if (c.bytes > 0 && !level.empty()) h.caches.push_back(c);
+  }
+  if (h.caches.empty()) {  // fallback: glibc's sysconf cache queries
+    const std::pair<const char*, long> levels[] = {{"L1", sysconf(_SC_LEVEL1_DCACHE_SIZE)},
+                                                   {"L2", sysconf(_SC_LEVEL2_CACHE_SIZE)},
+                                                   {"L3", sysconf(_SC_LEVEL3_CACHE_SIZE)}};
+    for (const auto& [name, sz] : levels)
+      if (sz > 0) h.caches.push_back({name, static_cast<std::size_t>(sz), std::string(name) == "L3" ? h.cores : 1});
+  }
+  std::sort(h.caches.begin(), h.caches.end(), [](const HostCache& a, const HostCache& b) { return a.name < b.name; });
+
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("cpu MHz", 0) == 0) {
+      const auto colon = line.find(':');
+      try { h.clock_GHz = std::stod(line.substr(colon + 1)) / 1000.0; } catch (...) {}
+      break;
+    }
+  }
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::stringstream ss(line.substr(13));
+      std::size_t kb = 0;
+      ss >> kb;
+      h.mem_available_bytes = kb * 1024;
+    }
+  }
+  if (h.mem_available_bytes == 0) {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) h.mem_available_bytes = static_cast<std::size_t>(pages) * page;
+  }
+  return h;
+}
+
+std::size_t dram_working_set_bytes(const HostInfo& h) {
+  std::size_t llc = 0;
+  for (const auto& c : h.caches) llc = std::max(llc, c.shared_by > 1 ? c.bytes : c.bytes * h.cores);
+  std::size_t ws = std::max<std::size_t>(4 * llc, 256ull << 20);  // 4x LLC: < 1/4 of accesses can hit
+  ws = std::min<std::size_t>(ws, 2ull << 30);                     // keep the probe well under 30 s
+  if (h.mem_available_bytes > 0) ws = std::min(ws, h.mem_available_bytes / 4);
+  return std::max<std::size_t>(ws, 3 * 64 * sizeof(double));
+}
+
+// ---------------------------------------------------------------- triad (pool, f64)
+namespace {
+double triad_on_pool(ForkJoinPool& pool, std::size_t bytes, int samples) {
+  const int nt = pool.size();
+  const std::size_t n = std::max<std::size_t>(bytes / (3 * sizeof(double)), 64);
+  Aligned<double> a(n), b(n), c(n);
+  const bool avx2 = has_avx2();
+  auto kernel = avx2 ? triad_f64_avx2 : triad_f64_sse;
+  pool.run([&](int t) {  // first touch by the owning thread
+    auto [lo, hi] = slice(n, t, nt);
+    for (std::size_t i = lo; i < hi; ++i) { a.p[i] = 0.0; b.p[i] = 1.0; c.p[i] = 2.0; }
+  });
+  int passes = 1;  // overwritten below once one pass is timed
+  auto timed = [&](int np) {
+    const auto t0 = Clock::now();
+    pool.run([&](int t) {
+      auto [lo, hi] = slice(n, t, nt);
+      for (int p = 0; p < np; ++p) {
+        volatile double sv = 3.0 + 1e-9 * p;  // a different scalar each pass: passes cannot be merged
+        kernel(a.p + lo, b.p + lo, c.p + lo, sv, hi - lo);
+      }
+    });
+    return seconds_since(t0);
+  };
+  passes = passes_for(timed(1), kSampleSeconds);
+  double best = 1e30;
+  for (int s = 0; s < std::max(1, samples); ++s) best = std::min(best, timed(passes));
+  return 3.0 * sizeof(double) * static_cast<double>(n) * passes / best / 1e9;
+}
+}  // namespace
+
+double stream_triad_GBps(std::size_t bytes, int threads, int samples) {
+  ForkJoinPool pool(std::max(1, threads));
+  return triad_on_pool(pool, bytes, samples);
+}
+
+// ---------------------------------------------------------------- triad (spawn, f32)
+double independent_triad_GBps(std::size_t bytes, int threads, int samples) {
+  const int nt = std::max(1, threads);
+  const std::size_t n = std::max<std::size_t>(bytes / (3 * sizeof(float)), 64);
+  Aligned<float> a(n), b(n), c(n);
+  auto kernel = has_avx2() ? triad_f32_avx2 : triad_f32_sse;
+  auto spawn = [&](const std::function<void(int)>& f) {
+    std::vector<std::thread> ts;
+    for (int t = 1; t < nt; ++t) ts.emplace_back(f, t);
+    f(0);
+    for (auto& th : ts) th.join();
+  };
+  spawn([&](int t) {
+    auto [lo, hi] = slice(n, t, nt);
+    std::fill(a.p + lo, a.p + hi, 0.0f);
+    std::fill(b.p + lo, b.p + hi, 1.0f);
+    std::fill(c.p + lo, c.p + hi, 0.5f);
+  });
+  auto timed = [&](int np) {
+    const auto t0 = Clock::now();
+    spawn([&](int t) {
+      auto [lo, hi] = slice(n, t, nt);
+      for (int p = 0; p < np; ++p) {
+        volatile float sv = 2.0f + 1e-6f * static_cast<float>(p & 7);
+        kernel(a.p + lo, b.p + lo, c.p + lo, sv, hi - lo);
+      }
+    });
+    return seconds_since(t0);
+  };
+  const int passes = passes_for(timed(1), kSampleSeconds);
+  double best = 1e30;
+  for (int s = 0; s < std::max(1, samples); ++s) best = std::min(best, timed(passes));
+  return 3.0 * sizeof(float) * static_cast<double>(n) * passes / best / 1e9;
+}
+
+// ---------------------------------------------------------------- FP32 throughput
+namespace {
+double fp32_on_pool(ForkJoinPool& pool) {
+  const bool avx2 = has_avx2();
+  const int lanes = avx2 ? 8 : 4;  // 256-bit (AVX2) or 128-bit (SSE) fp32 vectors
+  auto kernel = avx2 ? flops_avx2 : flops_sse;
+  std::vector<float> sink(pool.size());
+  auto timed = [&](long iters) {
+    const auto t0 = Clock::now();
+    pool.run([&](int t) { sink[t] = kernel(iters, 0.999999f, 1e-6f); });
+    return seconds_since(t0);
+  };
+  long iters = 1 << 16;
+  const double t1 = timed(iters);
+  iters = static_cast<long>(iters * std::clamp(0.05 / std::max(t1, 1e-6), 1.0, 1e4));  // ~50 ms per sample
+  double best = 1e30;
+  for (int s = 0; s < 5; ++s) best = std::min(best, timed(iters));
+  const double flops = 2.0 * kFlopChains * lanes * static_cast<double>(iters) * pool.size();  // mul + add
+  return flops / best / 1e9;
+}
+
+double dispatch_on_pool(ForkJoinPool& pool) {
+  const std::function<void(int)> empty = [](int) {};
+  for (int i = 0; i < 200; ++i) pool.run(empty);  // warm up
+  double best = 1e30;
+  for (int s = 0; s < 5; ++s) {
+    constexpr int kReps = 2000;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kReps; ++i) pool.run(empty);
+    best = std::min(best, seconds_since(t0) / kReps);
+  }
+  return best * 1e6;
+}
+
+double write_allocate_on_pool(ForkJoinPool& pool, std::size_t bytes_per_thread, int samples) {
+  const int nt = pool.size();
+  const std::size_t per = std::max<std::size_t>(bytes_per_thread / sizeof(float) / 64 * 64, 64);
+  Aligned<float> a(per * static_cast<std::size_t>(nt));
+  auto kernel = has_avx2() ? store_f32_avx2 : store_f32_sse;
+  pool.run([&](int t) { kernel(a.p + per * t, 0.0f, per); });  // first touch by the owning thread
+  double best = 1e30;
+  for (int s = 0; s < std::max(1, samples); ++s) {
+    pool.run([&](int t) {  // every line out of every cache, written back: the stores below miss
+      const std::span<const std::byte> mine(reinterpret_cast<const std::byte*>(a.p + per * t), per * sizeof(float));
+      evict_lines(std::span(&mine, 1));
+    });
+    const auto t0 = Clock::now();
+    pool.run([&](int t) { kernel(a.p + per * t, 1.5f + 1e-6f * static_cast<float>(s), per); });
+    best = std::min(best, seconds_since(t0));
+  }
+  return static_cast<double>(per * sizeof(float)) * nt / best / 1e9;
+}
+}  // namespace
+
+double write_allocate_GBps(std::size_t bytes_per_thread, int threads, int samples) {
+  ForkJoinPool pool(std::max(1, threads));
+  return write_allocate_on_pool(pool, bytes_per_thread, samples);
+}
+
+double fp32_GFLOPs(int threads) {
+  ForkJoinPool pool(std::max(1, threads));
+  return fp32_on_pool(pool);
+}
+
+double pool_dispatch_us(int threads) {
+  ForkJoinPool pool(std::max(1, threads));
+  return dispatch_on_pool(pool);
+}
+
+double spawn_join_us(int threads) {
+  const int nt = std::max(1, threads);
+  double best = 1e30;
+  for (int s = 0; s < 3; ++s) {
+    constexpr int kReps = 200;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kReps; ++i) {
+      std::vector<std::thread> ts;
+      for (int t = 1; t < nt; ++t) ts.emplace_back([] {});
+      for (auto& th : ts) th.join();
+    }
+    best = std::min(best, seconds_since(t0) / kReps);
+  }
+  return best * 1e6;
+}
+
+namespace {
+[[gnu::noinline]] void empty_kernel(void* const* /*buffers*/) { asm volatile(""); }
+}  // namespace
+
+double timed_call_us(int reps) {
+  void (*volatile kernel)(void* const*) = empty_kernel;  // called like a loaded fp_group_<i>
+  double best = 1e30;
+  for (int i = 0; i < std::max(reps, 1); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    kernel(nullptr);
+    const auto t1 = std::chrono::steady_clock::now();
+    best = std::min(best, std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------- whole probe
+ProbeResult run_probe(std::ostream* log, int threads) {
+  const auto t0 = Clock::now();
+  const std::string date = today();
+  const std::string measured = "measured by fuseplan probe on " + date;
+  const HostInfo h = host_info();
+  const int nt = h.cores;
+  auto say = [&](const std::string& s) {
+    if (log) *log << "probe: " << s << "\n" << std::flush;
+  };
+  const std::string load = read_line("/proc/loadavg");
+  say(std::to_string(nt) + " cores, " + (h.avx2 ? "AVX2" : "no AVX2") + ", clock " + fmt(h.clock_GHz) +
+      " GHz, load average " + load.substr(0, load.find(' ')));
+
+  ProbeResult r;
+  DeviceSpec& d = r.device;
+  d.name = "host-cpu";
+  d.kind = "cpu";
+#if defined(__x86_64__)
+  d.arch = h.avx2 ? "x86-64-avx2" : "x86-64";
+#elif defined(__aarch64__)
+  d.arch = "aarch64";
+#else
+  d.arch = "unknown-cpu";
+#endif
+  d.sources["arch"] = "CPU feature flags (__builtin_cpu_supports), " + measured;
+  d.sm_count = nt;
+  d.sources["sm_count"] = "online logical CPUs (sysconf _SC_NPROCESSORS_ONLN) = cores used by the CPU backend, " + measured;
+  d.clock_GHz = h.clock_GHz;
+  d.sources["clock_GHz"] = "/proc/cpuinfo 'cpu MHz' of cpu0 (current, not max turbo), read by fuseplan probe on " + date;
+
+  ForkJoinPool pool(nt);
+  // DRAM first: its bandwidth is the floor the cache-level sweep compares to.
+  // Interleaved with the independent measurement, best of each over three
+  // rounds, so background load on shared cores hits both alike.
+  const std::size_t dram_ws = dram_working_set_bytes(h);
+  for (int round = 0; round < 3; ++round) {
+    r.triad_dram_GBps = std::max(r.triad_dram_GBps, triad_on_pool(pool, dram_ws, 2));
+    r.independent_dram_GBps = std::max(r.independent_dram_GBps, independent_triad_GBps(dram_ws, nt, 2));
+  }
+  d.dram_bw_GBps = r.triad_dram_GBps;
+  say("DRAM: triad at " + fmt(dram_ws / 1048576.0, 5) + " MiB = " + fmt(r.triad_dram_GBps, 4) + " GB/s");
+
+  // Cache levels. A private level is filled to half its capacity on every
+  // thread. A shared level is measured at 4x the aggregate of the level below
+  // (at most half its capacity), then swept upward by doubling to find the
+  // capacity this process really gets: on a VM or a busy host the reported L3
+  // is the whole socket's, and the bandwidth knee comes much earlier. The
+  // recorded bytes are the largest working set still above the midpoint
+  // between the level's bandwidth and DRAM's.
+  std::size_t prev_total = 0;
+  std::string effective_note;
+  for (const auto& c : h.caches) {
+    const bool shared = c.shared_by > 1;
+    const std::size_t total_cap = shared ? c.bytes : c.bytes * static_cast<std::size_t>(nt);
+    const std::size_t ws = shared ? std::min(total_cap / 2, std::max(4 * prev_total, total_cap / 64)) : total_cap / 2;
+    if (ws <= prev_total) continue;  // would not separate from the level below
+    const double bw = triad_on_pool(pool, ws, 5);
+    double bytes = static_cast<double>(c.bytes);
+    if (shared) {
+      const double knee = 0.5 * (bw + r.triad_dram_GBps);
+      std::size_t good = ws;
+      for (std::size_t probe_ws = 2 * ws; probe_ws <= total_cap; probe_ws *= 2) {
+        const double b = triad_on_pool(pool, probe_ws, 2);
+        say("  " + c.name + " sweep: " + fmt(probe_ws / 1048576.0, 5) + " MiB = " + fmt(b, 4) + " GB/s");
+        if (b < knee) break;
+        good = probe_ws;
+      }
+      if (static_cast<double>(good) < bytes) {
+        effective_note += "; " + c.name + ": sysfs reports " + fmt(c.bytes / 1048576.0, 5) +
+                          " MiB but triad bandwidth stays above the cache/DRAM midpoint only up to " +
+                          fmt(good / 1048576.0, 5) + " MiB, recorded as its capacity";
+        bytes = static_cast<double>(good);
+      }
+    }
+    d.caches.push_back({c.name, bytes, bw});
+    say(c.name + " (" + fmt(c.bytes / 1024.0, 6) + " KiB" + (shared ? " shared" : " per core") + "): triad at " +
+        fmt(ws / 1048576.0) + " MiB = " + fmt(bw, 4) + " GB/s" +
+        (bytes != static_cast<double>(c.bytes) ? ", effective capacity " + fmt(bytes / 1048576.0, 5) + " MiB" : ""));
+    prev_total = total_cap;
+  }
+  d.caches.push_back({"DRAM", 0.0, r.triad_dram_GBps});
+  d.sources["caches"] = "sizes from /sys/devices/system/cpu/cpu0/cache (L1/L2 per core, L3 total); bw_GBps = STREAM-style "
+                        "float64 triad on all cores (private levels at half capacity per core, shared levels at 4x the "
+                        "level below; DRAM at " + fmt(dram_ws / 1048576.0, 5) + " MiB), best of 5" + effective_note +
+                        "; " + measured;
+  d.sources["dram_bw_GBps"] = "STREAM-style float64 triad a=b+s*c on " + std::to_string(nt) + " threads at " +
+                              fmt(dram_ws / 1048576.0, 5) + " MiB (4x LLC), 24 bytes/element counted, " + measured;
+
+  r.agreement_pct = 100.0 * std::abs(r.triad_dram_GBps - r.independent_dram_GBps) / r.independent_dram_GBps;
+  say("DRAM independent check (float32 triad, spawn/join threads): " + fmt(r.independent_dram_GBps, 4) +
+      " GB/s; probe triad within " + fmt(r.agreement_pct, 2) + "%");
+  d.sources["dram_bw_GBps"] += "; independent float32 spawn/join triad gave " + fmt(r.independent_dram_GBps, 4) +
+                               " GB/s (within " + fmt(r.agreement_pct, 2) + "%)";
+
+  // Last-level cache: the largest level's total (effective) capacity.
+  double llc = 0;
+  for (std::size_t i = 0; i + 1 < d.caches.size(); ++i) {  // skip DRAM (last)
+    int shared_by = 1;
+    for (const auto& c : h.caches)
+      if (c.name == d.caches[i].name) shared_by = c.shared_by;
+    llc = std::max(llc, shared_by > 1 ? d.caches[i].bytes : d.caches[i].bytes * nt);
+  }
+  d.l2_bytes = llc;
+  d.sources["l2_bytes"] = "last-level cache total bytes (sysfs, or the effective capacity the probe measured), " + measured;
+
+  const double gflops = fp32_on_pool(pool);
+  d.fp32_TFLOPs = gflops / 1000.0;
+  d.sources["fp32_TFLOPs"] = std::string("12 independent FMA-free mul+add chains on ") +
+                             (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " fp32 vectors, all cores, " + measured;
+  say("FP32: " + fmt(gflops, 4) + " GFLOP/s (mul+add, no FMA)");
+  d.tensor_TFLOPs = 0;
+  d.sources["tensor_TFLOPs"] = "0: the CPU backend uses no matrix units (AMX/tensor cores)";
+
+  const int kernel_threads = threads > 0 ? threads : nt;
+  const double fork_join_us = kernel_threads == nt ? dispatch_on_pool(pool) : pool_dispatch_us(kernel_threads);
+  r.spawn_join_us = spawn_join_us(kernel_threads);
+  r.timed_call_us = timed_call_us();
+  const std::string others = "; spawn+join of fresh std::threads costs " + fmt(r.spawn_join_us) +
+                             " us, a timed empty call " + fmt(r.timed_call_us) + " us";
+  if (kernel_threads == 1) {
+    d.launch_us = r.timed_call_us;
+    d.sources["launch_us"] = "one thread forks nothing: the minimum over 20000 repetitions of a steady-clock pair "
+                             "around an indirect call of an empty kernel (how exec/cpu_run.cpp times a group, the "
+                             "timer's floor included), " + measured + "; a 1-thread pool fork-join costs " +
+                             fmt(fork_join_us) + " us" + others;
+  } else {
+    d.launch_us = fork_join_us;
+    d.sources["launch_us"] = "fork-join parallel-for with an empty body on a persistent " +
+                             std::to_string(kernel_threads) + "-thread pool (spin then futex wait), mean of 2000, best "
+                             "of 5, " + measured + others;
+  }
+  say("dispatch: " + std::to_string(kernel_threads) + "-thread pool fork-join " + fmt(fork_join_us) +
+      " us, spawn/join " + fmt(r.spawn_join_us) + " us, timed empty call " + fmt(r.timed_call_us) + " us; launch_us " +
+      fmt(d.launch_us) + " us");
+  d.graph_launch_us = 0;
+  d.sources["graph_launch_us"] = "0: no CUDA graphs on the CPU backend";
+  d.gemm_call_us = 0;
+  d.e_transcendental = 0;
+  d.sources["e_transcendental"] =
+      "0: transcendental FLOP-equivalents at e_cmp (uncalibrated); the CPU backend calls scalar libm for "
+      "exp/log/tanh/erf/sin/cos/pow (-fno-fast-math), fuseplan calibrate fits their own efficiency, docs/calibration.md";
+  // Terms the probe does not measure: 0 until fuseplan calibrate fits them.
+  auto fitted_later = [&](const std::string& key, const std::string& term, const std::string& unit_of_fit) {
+    d.sources[key] = "0: no " + term + " term in the uncalibrated model (the probe does not measure it); fuseplan "
+                     "calibrate fits it (" + unit_of_fit + ") from measured groups, docs/calibration.md";
+  };
+  fitted_later("gemm_call_us", "per-call",
+               "us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles; contraction groups");
+  // Stores into lines no cache holds, 1 MiB per thread (within the private
+  // caches, so no write-back of the lines written is timed).
+  constexpr std::size_t kWriteAllocateBytes = std::size_t{1} << 20;
+  d.write_allocate_bw_GBps = write_allocate_on_pool(pool, kWriteAllocateBytes, 11);
+  d.sources["write_allocate_bw_GBps"] =
+      "stores (" + std::string(h.avx2 ? "256-bit AVX2" : "128-bit SSE") + ") into 1 MiB per thread just flushed "
+      "from every cache (CLFLUSH), all cores, best of 11: each line is read before it is written (write-allocate), " +
+      measured;
+  say("write-allocate: stores into flushed lines " + fmt(d.write_allocate_bw_GBps, 4) + " GB/s");
+  d.store_buffer_bytes = 2048;
+  d.sources["store_buffer_bytes"] =
+      "2048: stores the store buffer holds while their lines fill (Golden Cove: 114 entries, 3.6 KiB of 32-byte "
+      "stores; Intel optimization manual ch. 2); 2, 4 and 8 KiB fit the calibration records alike, docs/calibration.md";
+  d.store_stall_us = 0;
+  fitted_later("store_stall_us", "store-buffer stall",
+               "us per group whose stores overflow store_buffer_bytes: one line fill before they drain");
+  // The CPU backend's gemm() micro-tile for the vector width -march=native
+  // gives the emitted kernels here (emit/cpu/runtime.h kGemmMR x 2 kGemmVW).
+  const int gemm_vw = gemm_vector_floats();
+  d.gemm_tile_m = 6;
+  d.gemm_tile_n = 2 * gemm_vw;
+  d.sources["gemm_tile_m"] = "6: emit/cpu/runtime.h kGemmMR (micro-tile rows), any ISA";
+  d.sources["gemm_tile_n"] = std::to_string(2 * gemm_vw) + ": emit/cpu/runtime.h kGemmNR = 2 vectors of " +
+                             std::to_string(gemm_vw) + " floats (" +
+                             (gemm_vw == 16 ? "AVX-512F" : gemm_vw == 8 ? "AVX" : "SSE") +
+                             " per __builtin_cpu_supports, what -march=native compiles the kernels for), " + measured;
+  d.source_read_us = 0;
+  fitted_later("source_read_us", "first-touch",
+               "us per source tensor a group reads: weights, constants and graph inputs start cold after a flush");
+  d.reduce_step_ns = 0;
+  d.pool_step_ns = 0;
+  d.select_step_ns = 0;
+  d.im2col_elem_ns = 0;
+  d.gemm_pack_elem_ns = 0;
+  fitted_later("select_step_ns", "max/min-chain", "ns per reduced element of an emitted ReduceMax/ReduceMin loop");
+  fitted_later("pool_step_ns", "pooling-window", "ns per window element of emit/cpu/runtime.h pool()");
+  fitted_later("reduce_step_ns", "serial-reduction", "ns per reduced element of an emitted sum/mean/prod reduce loop");
+  fitted_later("gemm_pack_elem_ns", "panel-packing", "ns per element emit/cpu/runtime.h gemm() packs into its panels");
+  fitted_later("im2col_elem_ns", "im2col", "ns per im2col matrix element of emit/cpu/runtime.h conv (before its GEMM)");
+  // The micro-kernel's fixed cost per run: a few percent of a 256-step K
+  // block, so calibration cannot fit it; measured here and held.
+  try {
+    std::string note;
+    d.gemm_microkernel_ns = gemm_microkernel_ns(note);
+    d.sources["gemm_microkernel_ns"] = note + ", " + measured + " (calibration holds it)";
+    say("gemm() micro-kernel: " + fmt(d.gemm_microkernel_ns, 3) + " ns per run (" + note + ")");
+  } catch (const Error& e) {
+    d.gemm_microkernel_ns = 0;
+    d.sources["gemm_microkernel_ns"] = std::string("0: not measured (") + e.what() + ")";
+    say(std::string("gemm() micro-kernel not measured, term left at 0: ") + e.what());
+  }
+  // Each transcendental op's own time per element: no training model has
+  // every function, and libm's speeds differ (tanhf 3-4× erff), so one
+  // fitted efficiency over estimated weights mis-prices the functions it
+  // never saw (docs/calibration.md, third rule).
+  try {
+    std::string note;
+    d.transcendental_ns = transcendental_ns(note);
+    d.e_transcendental = 1;
+    d.sources["transcendental_ns"] = note + ", " + measured;
+    d.sources["e_transcendental"] =
+        "1: the probe's speed (transcendental_ns); fuseplan calibrate fits it as one scale over all of them, "
+        "docs/calibration.md";
+    say("transcendental ops: " + note);
+    // Their code and tables cold, as after groups that streamed the LLC
+    // (docs/calibration.md, tenth rule): held by calibration, never fitted.
+    std::string cold_note;
+    d.libm_cold_us = libm_cold_us(static_cast<std::size_t>(4 * d.l2_bytes), cold_note);
+    d.sources["libm_cold_us"] = cold_note + ", " + measured;
+    say("cold libm routine: " + fmt(d.libm_cold_us, 3) + " us (" + cold_note + ")");
+  } catch (const Error& e) {
+    d.transcendental_ns.clear();
+    d.libm_cold_us = 0;
+    d.sources["transcendental_ns"] = std::string("not measured (") + e.what() + "): FLOP-equivalent estimates";
+    say(std::string("transcendental ops not measured, estimates used: ") + e.what());
+  }
+
+  // CPU analogues of the GPU resource fields.
+  const std::size_t l1 = h.caches.empty() ? 32768 : h.caches.front().bytes;
+  std::size_t l2_core = l1;
+  for (const auto& c : h.caches) if (c.shared_by == 1) l2_core = std::max(l2_core, c.bytes);
+  d.regs_per_sm = 16;  // 16 architectural vector registers per core (AVX2: ymm0-15)
+  d.sources["regs_per_sm"] = "x86-64 AVX2: 16 architectural vector registers (ymm0-15) per core";
+  d.max_regs_per_thread = 16;
+  d.sources["max_regs_per_thread"] = "x86-64 AVX2: 16 vector registers per thread; more live values spill to L1";
+  d.smem_per_sm_bytes = static_cast<double>(l2_core);
+  d.sources["smem_per_sm_bytes"] = "CPU analogue of shared memory: private per-core cache (" +
+                                   std::to_string(l2_core / 1024) + " KiB) that holds a block's resident rows, from sysfs on " + date;
+  d.smem_per_block_bytes = static_cast<double>(l2_core);
+  d.sources["smem_per_block_bytes"] = d.sources["smem_per_sm_bytes"];
+  d.max_threads_per_sm = 1;
+  d.sources["max_threads_per_sm"] = "one software thread per core in the CPU backend";
+  d.threads_per_block = 1;
+  d.sources["threads_per_block"] = "CPU backend: one block = one thread's chunk";
+  d.elems_per_thread = h.avx2 ? 8 : 4;
+  d.sources["elems_per_thread"] = std::string("fp32 lanes of one ") + (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " vector";
+  d.e_mem = 1.0;
+  d.sources["e_mem"] = "1.0: bandwidths are measured sustained triad figures, already achievable";
+  d.e_cmp = 0.7;
+  d.sources["e_cmp"] = "default starting point (0.7 of the measured mul+add peak); uncalibrated";
+  d.e_contraction = 0.6;
+  d.sources["e_contraction"] = "default starting point (0.6 of FP32 peak for GEMM/conv); uncalibrated";
+  d.spill_penalty = 1.0;
+  d.sources["spill_penalty"] = "default starting point (spills go to L1, charged as traffic x1.0); uncalibrated";
+  d.min_occupancy_for_full_bw = 0.5;
+  d.sources["min_occupancy_for_full_bw"] = "default starting point (occupancy = busy cores / cores); uncalibrated";
+  d.calibrated = false;
+
+  // Other processes share the cores the probe measures: record how busy the host was.
+  d.sources["probe_conditions"] = "1-minute load average " + load.substr(0, load.find(' ')) + " on " +
+                                  std::to_string(nt) + " cores when the probe started (" + date + ")";
+  r.seconds = seconds_since(t0);
+  say("done in " + fmt(r.seconds) + " s");
+  return r;
+}
+
+DeviceSpec probe_host(std::ostream* log) { return run_probe(log).device; }
+
+void write_device_file(const DeviceSpec& d, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error("cannot write device file '" + path + "'");
+  out << device_to_json(d);
+  out.close();
+  if (!out) throw Error("cannot write device file '" + path + "' (write failed)");
+}
+
+}  // namespace fuseplan

@@ -1,0 +1,102 @@
+// Host CPU probe: measures THIS machine (cores, cache sizes, STREAM-style
+// triad bandwidth per cache level and DRAM, FP32 throughput, fork-join
+// dispatch overhead) and returns it as a DeviceSpec of kind "cpu" whose
+// `sources` say "measured by fuseplan probe on <date>". `fuseplan probe -o
+// configs/devices/host-cpu.json` writes it with write_device_file().
+// Nothing here prints to stdout; progress goes to the optional log stream.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "costmodel/device.h"
+
+namespace fuseplan {
+
+/// One cache level as the OS reports it (no bandwidth).
+struct HostCache {
+  std::string name;        // "L1", "L2", "L3"
+  std::size_t bytes = 0;   // capacity of one instance
+  int shared_by = 1;       // logical CPUs sharing one instance (1 = private per core)
+};
+
+/// Static facts about the host: online cores and data/unified caches,
+/// ascending, from /sys/devices/system/cpu/cpu0/cache/index* (fallback sysconf).
+struct HostInfo {
+  int cores = 1;
+  std::vector<HostCache> caches;
+  double clock_GHz = 0;    // /proc/cpuinfo "cpu MHz" (0 when unknown)
+  bool avx2 = false;       // kernels below use 256-bit vectors when true
+  std::size_t mem_available_bytes = 0;
+};
+HostInfo host_info();
+
+/// Total working-set bytes (three arrays together) the probe uses for DRAM:
+/// four times the last-level cache, at least 256 MiB, at most a quarter of
+/// available memory and 2 GiB.
+std::size_t dram_working_set_bytes(const HostInfo& h);
+
+/// STREAM-style triad a[i] = b[i] + s*c[i] in float64 over `bytes` total
+/// (three arrays of bytes/3 each) on `threads` threads of a persistent
+/// fork-join pool; each thread first-touches its own slice. Bandwidth counts
+/// 3 x 8 bytes per element like STREAM (no write-allocate traffic); best of
+/// `samples` timed samples, each at least ~20 ms. GB/s = 1e9 bytes/s.
+double stream_triad_GBps(std::size_t bytes, int threads, int samples = 5);
+
+/// Independent second measurement of the same quantity: the triad in
+/// float32, threads spawned and joined afresh per sample (no pool), static
+/// block partition, separately allocated arrays. Used to cross-check
+/// stream_triad_GBps ("probe triad within X% of independent measurement").
+double independent_triad_GBps(std::size_t bytes, int threads, int samples = 5);
+
+/// Bandwidth of stores into lines no cache holds, GB/s (1e9 bytes/s) over
+/// `threads` threads of a pool: each thread's `bytes_per_thread` are flushed
+/// (CLFLUSH) before each sample, so every line is read before it is written
+/// (write-allocate). Best of `samples`. DeviceSpec::write_allocate_bw_GBps.
+double write_allocate_GBps(std::size_t bytes_per_thread, int threads, int samples = 11);
+
+/// FP32 throughput in GFLOP/s on `threads` threads: independent mul+add
+/// chains (no FMA) on 256-bit vectors when AVX2 is present.
+double fp32_GFLOPs(int threads);
+
+/// Mean cost in µs of one fork-join parallel-for with an empty body on a
+/// persistent pool of `threads` threads (caller + threads-1 workers that spin
+/// briefly, then sleep on a futex): the CPU backend's per-kernel dispatch.
+double pool_dispatch_us(int threads);
+/// Mean cost in µs of spawning and joining threads-1 std::threads (the
+/// alternative dispatch model, reported for comparison).
+double spawn_join_us(int threads);
+/// Minimum in µs over `reps` repetitions of a steady-clock pair around an
+/// indirect call of an empty kernel: what a one-thread group costs at least
+/// as exec/cpu_run.cpp times it (no fork-join; the timer's own floor
+/// included, 0.02 µs on the development VM, docs/calibration.md, eleventh
+/// rule). The one-thread device's launch_us.
+double timed_call_us(int reps = 20000);
+
+/// Everything one probe run measured.
+struct ProbeResult {
+  DeviceSpec device;              // kind "cpu", name "host-cpu"
+  double triad_dram_GBps = 0;     // = device.dram_bw_GBps
+  double independent_dram_GBps = 0;
+  double agreement_pct = 0;       // |triad - independent| / independent * 100
+  double spawn_join_us = 0;
+  double timed_call_us = 0;       // timed_call_us(): a one-thread group's floor
+  double seconds = 0;             // wall time of the whole probe
+};
+
+/// Measures the host in well under 30 s. `log` (may be null) gets one line
+/// per measurement. `threads` is the thread count the device's kernels will
+/// run on (OMP_NUM_THREADS; 0 = every core): launch_us is the fork-join of a
+/// pool of that many threads (pool_dispatch_us), or with 1 thread, which
+/// forks nothing, timed_call_us(). Everything else is measured on every core.
+ProbeResult run_probe(std::ostream* log, int threads = 0);
+/// run_probe(log).device.
+DeviceSpec probe_host(std::ostream* log);
+
+/// Writes device_to_json(d) to `path` (creating parent directories).
+/// Throws Error when the file cannot be written.
+void write_device_file(const DeviceSpec& d, const std::string& path);
+
+}  // namespace fuseplan

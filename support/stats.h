@@ -1,0 +1,19 @@
+// Small statistics shared by the profilers, the calibration and the accuracy
+// report: the median of repeated timings, and the two scores the cost model
+// is judged by (docs/calibration.md).
+#pragma once
+
+#include <vector>
+
+namespace fuseplan {
+
+/// Median of v (the mean of the two middle values for an even count); 0 for
+/// an empty v.
+double median(std::vector<double> v);
+/// Mean absolute percentage error (%) of predicted against measured, over the
+/// first min(sizes) pairs; 0 for none. measured values must be nonzero.
+double mape_pct(const std::vector<double>& predicted, const std::vector<double>& measured);
+/// Spearman rank correlation (average ranks for ties); 0 for fewer than 2 points.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace fuseplan

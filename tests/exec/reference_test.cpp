@@ -1,0 +1,201 @@
+// The reference executor on hand-computed small cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/builder.h"
+#include "emit/cpu/runtime.h"
+#include "exec/reference.h"
+
+namespace fuseplan {
+namespace {
+
+using test::Builder;
+using V = std::vector<int64_t>;
+
+std::vector<double> values(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get(i));
+  return v;
+}
+
+void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-5) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+}
+
+std::vector<Tensor> run(Graph& g) { return run_reference(g, make_source_data(g)); }
+
+TEST(Reference, SoftmaxOfOneTwoThree) {
+  Builder b;
+  auto x = b.weight("x", {1, 3}, {1, 2, 3});
+  auto mx = b.op("y/max", "ReduceMax", OpClass::reduction, {x}, {1, 1}, {{"axes", V{1}}, {"keepdims", int64_t{1}}});
+  auto sub = b.op("y/sub", "Sub", OpClass::broadcast, {x, mx}, {1, 3});
+  auto ex = b.op("y/exp", "Exp", OpClass::elementwise, {sub}, {1, 3});
+  auto sum = b.op("y/sum", "ReduceSum", OpClass::reduction, {ex}, {1, 1}, {{"axes", V{1}}, {"keepdims", int64_t{1}}});
+  auto y = b.op("y", "Div", OpClass::broadcast, {ex, sum}, {1, 3});
+  auto& g = b.done({y});
+  expect_near(values(run(g)[y]), {0.09003057, 0.24472847, 0.66524096}, 1e-7);
+}
+
+TEST(Reference, LayerNormOfFourValues) {
+  Builder b;
+  auto x = b.weight("x", {1, 4}, {1, 2, 3, 4});
+  auto eps = b.weight("eps", {}, {0.0f});
+  auto mean = b.op("m", "ReduceMean", OpClass::reduction, {x}, {1, 1}, {{"axes", V{1}}});
+  auto d = b.op("d", "Sub", OpClass::broadcast, {x, mean}, {1, 4});
+  auto sq = b.op("sq", "Mul", OpClass::elementwise, {d, d}, {1, 4});
+  auto var = b.op("var", "ReduceMean", OpClass::reduction, {sq}, {1, 1}, {{"axes", V{1}}});
+  auto ve = b.op("ve", "Add", OpClass::broadcast, {var, eps}, {1, 1});
+  auto sd = b.op("sd", "Sqrt", OpClass::elementwise, {ve}, {1, 1});
+  auto y = b.op("y", "Div", OpClass::broadcast, {d, sd}, {1, 4});
+  auto& g = b.done({y});
+  double s = std::sqrt(1.25);
+  expect_near(values(run(g)[y]), {-1.5 / s, -0.5 / s, 0.5 / s, 1.5 / s}, 1e-6);
+}
+
+TEST(Reference, Conv3x3PaddedOnesKernel) {
+  Builder b;
+  auto x = b.weight("x", {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  auto w = b.weight("w", {1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  auto y = b.op("y", "Conv", OpClass::contraction, {x, w}, {1, 1, 3, 3},
+                {{"kernel_shape", V{3, 3}}, {"pads", V{1, 1, 1, 1}}});
+  auto& g = b.done({y});
+  expect_near(values(run(g)[y]), {12, 21, 16, 27, 45, 33, 24, 39, 28});
+}
+
+TEST(Reference, MatMulTwoByThreeTimesThreeByTwo) {
+  Builder b;
+  auto a = b.weight("a", {2, 3}, {1, 2, 3, 4, 5, 6});
+  auto w = b.weight("w", {3, 2}, {7, 8, 9, 10, 11, 12});
+  auto y = b.op("y", "MatMul", OpClass::contraction, {a, w}, {2, 2});
+  auto yt = b.op("yt", "MatMul", OpClass::contraction, {a, a}, {2, 2}, {{"transB", int64_t{1}}});
+  auto& g = b.done({y, yt});
+  auto v = run(g);
+  expect_near(values(v[y]), {58, 64, 139, 154});
+  expect_near(values(v[yt]), {14, 32, 32, 77});
+}
+
+TEST(Reference, GatherRowsWithNegativeIndex) {
+  Builder b;
+  auto d = b.weight("d", {3, 2}, {1, 2, 3, 4, 5, 6});
+  auto i = b.ints("i", {2}, {2, -3});
+  auto y = b.op("y", "Gather", OpClass::gather, {d, i}, {2, 2}, {{"axis", int64_t{0}}});
+  auto& g = b.done({y});
+  expect_near(values(run(g)[y]), {5, 6, 1, 2});
+}
+
+TEST(Reference, CumSumForwardAndExclusiveReverse) {
+  Builder b;
+  auto x = b.weight("x", {4}, {1, 2, 3, 4});
+  auto y = b.op("y", "CumSum", OpClass::scan, {x}, {4}, {{"axis", int64_t{0}}});
+  auto z = b.op("z", "CumSum", OpClass::scan, {x}, {4}, {{"axis", int64_t{0}}, {"exclusive", int64_t{1}}, {"reverse", int64_t{1}}});
+  auto& g = b.done({y, z});
+  auto v = run(g);
+  expect_near(values(v[y]), {1, 3, 6, 10});
+  expect_near(values(v[z]), {9, 7, 4, 0});
+}
+
+TEST(Reference, MaxAndAveragePool2x2) {
+  Builder b;
+  std::vector<float> in;
+  for (int i = 0; i < 16; ++i) in.push_back(static_cast<float>(i));
+  auto x = b.weight("x", {1, 1, 4, 4}, in);
+  std::map<std::string, AttrValue> a = {{"kernel_shape", V{2, 2}}, {"strides", V{2, 2}}};
+  auto mp = b.op("mp", "MaxPool", OpClass::reduction, {x}, {1, 1, 2, 2}, a);
+  auto ap = b.op("ap", "AveragePool", OpClass::reduction, {x}, {1, 1, 2, 2}, a);
+  auto gp = b.op("gp", "GlobalAveragePool", OpClass::reduction, {x}, {1, 1, 1, 1});
+  auto& g = b.done({mp, ap, gp});
+  auto v = run(g);
+  expect_near(values(v[mp]), {5, 7, 13, 15});
+  expect_near(values(v[ap]), {2.5, 4.5, 10.5, 12.5});
+  expect_near(values(v[gp]), {7.5});
+}
+
+// fprt::max_/min_ (branch-free since the eleventh session) keep the ONNX
+// semantics: a NaN anywhere in a window wins, first or later; of two equal
+// zeros the running one is kept, so the window's first zero's sign survives.
+TEST(Reference, MaxPoolPropagatesNanAndKeepsTheFirstOfEqualZeros) {
+  Builder b;
+  const float nan = std::nanf("");
+  // Windows (row-major 2x2 blocks of the 4x4 input): {nan, 1, 2, 3},
+  // {1, 2, nan, 0}, {-0, 0, -1, -2}, {0, -0, -3, -4}.
+  std::vector<float> in = {nan, 1, 1, 2, 2, 3, nan, 0, -0.0f, 0, 0, -0.0f, -1, -2, -3, -4};
+  auto x = b.weight("x", {1, 1, 4, 4}, in);
+  std::map<std::string, AttrValue> a = {{"kernel_shape", V{2, 2}}, {"strides", V{2, 2}}};
+  auto mp = b.op("mp", "MaxPool", OpClass::reduction, {x}, {1, 1, 2, 2}, a);
+  auto& g = b.done({mp});
+  std::vector<double> v = values(run(g)[mp]);
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_TRUE(std::isnan(v[1]));
+  EXPECT_EQ(v[2], 0);
+  EXPECT_TRUE(std::signbit(v[2]));
+  EXPECT_EQ(v[3], 0);
+  EXPECT_FALSE(std::signbit(v[3]));
+}
+
+// fprt::exp_ (the CPU backend's Exp, twelfth session) returns std::exp's
+// bits for every float: around the -104 switch to +0, at -FLT_MAX (a masked
+// softmax position), for NaN and infinities, and on a sweep of bit patterns.
+TEST(Runtime, ExpSkipsTheUnderflowPathWithStdExpsBits) {
+  auto bits = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; };
+  const float special[] = {-103.9f, -103.972f, -103.9721f, -103.98f, -104.0f, std::nextafter(-104.0f, 0.0f),
+                           -104.1f, -1e9f, -std::numeric_limits<float>::max(), -INFINITY, INFINITY,
+                           std::nanf(""), 0.0f, -0.0f, 88.7f, 89.0f, -87.5f};
+  for (float x : special) EXPECT_EQ(bits(fprt::exp_(x)), bits(std::exp(x))) << x;
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 65521) {  // a prime stride: every exponent, many mantissas
+    float x;
+    const uint32_t v = static_cast<uint32_t>(u);
+    std::memcpy(&x, &v, 4);
+    ASSERT_EQ(bits(fprt::exp_(x)), bits(std::exp(x))) << x;
+  }
+  EXPECT_EQ(fprt::exp_(-1e9f), 0.0f);
+  EXPECT_FALSE(std::signbit(fprt::exp_(-1e9f)));
+  EXPECT_EQ(fprt::exp_(-1000.0), 0.0);
+  EXPECT_EQ(fprt::exp_(1.0), std::exp(1.0));
+}
+
+TEST(Reference, ResizeNearestUpsample2x) {
+  Builder b;
+  auto x = b.weight("x", {1, 1, 2, 2}, {1, 2, 3, 4});
+  auto y = b.op("y", "Resize", OpClass::injective, {x}, {1, 1, 4, 4},
+                {{"mode", std::string("nearest")}, {"scales", std::vector<double>{1, 1, 2, 2}},
+                 {"coordinate_transformation_mode", std::string("asymmetric")}, {"nearest_mode", std::string("floor")}});
+  auto& g = b.done({y});
+  expect_near(values(run(g)[y]), {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+}
+
+TEST(Reference, SliceConcatPadTranspose) {
+  Builder b;
+  auto x = b.weight("x", {2, 3}, {1, 2, 3, 4, 5, 6});
+  auto s = b.op("s", "Slice", OpClass::injective, {x}, {2, 2},
+                {{"starts", V{1}}, {"ends", V{3}}, {"axes", V{1}}, {"steps", V{1}}});
+  auto c = b.op("c", "Concat", OpClass::injective, {x, s}, {2, 5}, {{"axis", int64_t{1}}});
+  auto p = b.op("p", "Pad", OpClass::injective, {s}, {2, 4},
+                {{"pads", V{0, 1, 0, 1}}, {"mode", std::string("constant")}, {"value", 9.0}});
+  auto pr = b.op("pr", "Pad", OpClass::injective, {x}, {2, 5}, {{"pads", V{0, 1, 0, 1}}, {"mode", std::string("reflect")}});
+  auto t = b.op("t", "Transpose", OpClass::layout, {x}, {3, 2}, {{"perm", V{1, 0}}});
+  auto& g = b.done({c, p, pr, t});
+  auto v = run(g);
+  expect_near(values(v[c]), {1, 2, 3, 2, 3, 4, 5, 6, 5, 6});
+  expect_near(values(v[p]), {9, 2, 3, 9, 9, 5, 6, 9});
+  expect_near(values(v[pr]), {2, 1, 2, 3, 2, 5, 4, 5, 6, 5});
+  expect_near(values(v[t]), {1, 4, 2, 5, 3, 6});
+}
+
+TEST(Reference, OpaquePrimitiveIsRefusedByName) {
+  Builder b;
+  auto x = b.weight("x", {2}, {1, 2});
+  auto y = b.op("nz", "NonZero", OpClass::opaque, {x}, {1, 2}, {}, DType::i64);
+  auto& g = b.done({y});
+  try {
+    run(g);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cannot execute opaque primitive 'nz' (op NonZero)");
+  }
+}
+
+}  // namespace
+}  // namespace fuseplan
