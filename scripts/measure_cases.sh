@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Measures the fresh checks of docs/calibration.md (fifteenth session): the
+# Measures the held-out cases of docs/calibration.md (results/README.md): the
 # shared cases (../shared/cases/*.onnxtxt) with N = 1, C = S = D = SIZE
 # (default 256), V = 1024, B = 8 (each case gets the dims it has), unfused,
 # cost and xla plans on host-cpu, measured as scripts/measure_calibration.sh
 # measures the calibration models.
 # Records: results/calibration/cases/run1..run5 (SIZE 256) and
-# results/calibration/cases-64, cases-1024 (five runs back to back each).
+# results/calibration/cases-SIZE/run1..run5 for SIZE 64, 128, 512, 1024,
+# 2048, 4096 (five runs back to back each).
 # Usage: scripts/measure_cases.sh FUSEPLAN OUTDIR [SIZE]
 set -euo pipefail
 fuseplan=${1:?usage: $0 FUSEPLAN OUTDIR}

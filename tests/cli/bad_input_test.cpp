@@ -130,7 +130,7 @@ TEST(CliCompare, RefusesEmptyOrRepeatedEntriesAndBadValues) {
 }
 
 // cost/run --plan and explain refuse a plan file that is not the plan that
-// would run (make_plan used to drop the extra group and re-derive the kind).
+// would run (rather than drop the extra group and re-derive the kind).
 TEST(CliPlan, AnExtraGroupOrAGroupOfTheWrongKindIsRefused) {
   const std::string dir = fresh_dir("plan-edit");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
@@ -173,8 +173,8 @@ TEST(CliExplain, AMalformedPlanGetsTheCleanErrorsOfCost) {
 }
 
 #ifdef FUSEPLAN_HAVE_CUDA
-// A group the library call covers whole has no kernels: its row used to put
-// the call under "shape" and "-" under the library-call column.
+// A group the library call covers whole has no kernels: its row still puts
+// the call under the library-call column, not under "shape".
 TEST(CliEmit, ALibraryCallRowKeepsItsColumns) {
   const std::string dir = fresh_dir("emit-md");
   const std::string model = write(dir, "mm.onnxtxt", R"(<ir_version: 8, opset_import: ["" : 17]>
@@ -347,11 +347,12 @@ TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
   EXPECT_FALSE(fs::exists(dir + "/out"));
   // A device calibrated from host-cpu, or a variant config of it, takes its
   // measurements: the shipped records (device host-cpu) and their prior
-  // results/calibration/host-cpu-1thread.json (docs/calibration.md).
+  // configs/devices/host-cpu-1thread.json (docs/calibration.md).
   const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
-  for (const std::string device : {"host-cpu-1thread.json", "host-cpu.calibrated.json"}) {
+  const std::string devices = std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices";
+  for (const std::string device : {"host-cpu-1thread.json", "host-cpu-1thread-calibrated.json"}) {
     SCOPED_TRACE(device);
-    std::vector<std::string> args = {"calibrate", "--device", results + "/" + device, "--hold",
+    std::vector<std::string> args = {"calibrate", "--device", devices + "/" + device, "--hold",
                                      "launch_us,caches[L1].bw_GBps,spill_penalty,im2col_elem_ns", "--statistic", "min",
                                      "-o", dir + "/cal.json"};  // the holds the shipped calibrated device was fitted with
     for (const auto& e : fs::directory_iterator(results))
@@ -448,9 +449,8 @@ TEST(CliDevice, ACpuDeviceWithoutCacheLevelsIsRefused) {
                  "field 'caches' is empty (a cpu device lists at least one cache level or its DRAM entry)");
   // The shipped devices and calibration priors still load.
   std::vector<fs::path> devices;
-  for (const auto& d : {"/configs/devices", "/results/calibration"})
-    for (const auto& e : fs::directory_iterator(std::string(FUSEPLAN_SOURCE_DIR) + d))
-      if (e.path().extension() == ".json") devices.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices"))
+    if (e.path().extension() == ".json") devices.push_back(e.path());
   ASSERT_GE(devices.size(), 9u);
   for (const auto& d : devices) {
     SCOPED_TRACE(d.string());
@@ -468,7 +468,8 @@ TEST(CliAccuracy, AFailureLeavesNoOutputDirectory) {
   expect_refused(fuseplan({"accuracy", empty, "-o", dir + "/out/report.md"}), "no measurements of the held-out models");
   EXPECT_FALSE(fs::exists(dir + "/out"));
   const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
-  std::vector<std::string> args = {"accuracy", "--device", results + "/host-cpu-1thread.json"};
+  std::vector<std::string> args = {"accuracy", "--device",
+                                   std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices/host-cpu-1thread.json"};
   for (const auto& e : fs::directory_iterator(results))
     if (e.path().extension() == ".jsonl") args.push_back(e.path().string());
   for (const std::string& a : std::vector<std::string>{"--holdout", "gpt2_block.onnxtxt,mnist_wonnx.onnx", "--hold",
