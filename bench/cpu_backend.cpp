@@ -1,5 +1,4 @@
-// CPU backend benchmarks, printed as the markdown tables of
-// results/cpu-backend.md:
+// CPU backend benchmarks, printed as markdown tables:
 //  (a) float32 bias+relu at N*C = 2^24: fused vs unfused kernels measured in
 //      one run, with a STREAM-style triad (probe/probe.h) in the same run;
 //  (b) shared models at the given batches: measured time per strategy

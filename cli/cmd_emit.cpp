@@ -61,17 +61,17 @@ void run_emit(const EmitArgs& a) {
   const DeviceSpec d = load_device(dev);
   Plan plan = load_plan(read_file(a.plan), m.graph, d, m.sha256, a.model.dims());
   // Every option is checked before the folder is created (a bad --library
-  // used to leave an empty folder behind its error).
+  // leaves no empty folder behind its error).
   const cuda::LibraryOptions lib = a.backend == "cuda" ? library_options(a.library) : cuda::LibraryOptions{};
-  // The device check too (a CPU device used to leave .cu files behind its
-  // error; an architecture NVRTC cannot target, an empty folder).
+  // The device check too (a CPU device leaves no .cu files behind its
+  // error; an architecture NVRTC cannot target, no empty folder).
   std::optional<cuda::NvrtcOptions> nvrtc;
   if (a.backend == "cuda" && !a.no_compile) {
     nvrtc = cuda::nvrtc_options(d, a.allow_fma);
     cuda::check_nvrtc_arch(nvrtc->arch);
   }
   // The sources too: an op the printer cannot emit (an opaque graph break,
-  // PRelu) used to leave an empty folder behind its error.
+  // PRelu) leaves no empty folder behind its error.
   std::string cpu_source;
   std::vector<cuda::CudaGroupSource> srcs;
   if (a.backend == "cpu") cpu_source = cpu::plan_source(m.graph, plan);

@@ -111,7 +111,7 @@ struct Layout {
       // CPU backend: first touch of each source tensor after a flush.
       sources = add("source_read_us", -2);
       // CPU backend: each libm routine a group calls, cold beyond the LLC
-      // (measured by the probe, never fitted: the tenth rule).
+      // (measured by the probe, never fitted: docs/calibration.md, "The fit").
       libm_cold = add("libm_cold_us", -2);
     }
     contraction = add("e_contraction", -2);

@@ -219,7 +219,7 @@ inline double store_stalls(double written, double graph_bytes, const DeviceSpec&
   return !fits_llc(graph_bytes, d) && write_allocate_bytes(written, graph_bytes, d) > 0 ? 1 : 0;
 }
 /// CPU: the cold libm routines of a group calling `routines` distinct ones
-/// in a graph of `graph_bytes` (tenth rule, docs/calibration.md): all of
+/// in a graph of `graph_bytes` (docs/cost-model.md): all of
 /// them beyond the LLC (the groups before it evicted their code and
 /// tables; a graph_bytes < 0, unknown, counts as beyond), none within it;
 /// 0 on a GPU.

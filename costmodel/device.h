@@ -66,7 +66,7 @@ struct DeviceSpec {
   // level, and the probe (transcendental_ns) timed them hot. Outside the
   // roofline, like source_read_us. Default 0 (no such term); measured by
   // `fuseplan probe` (probe/transcendental.h libm_cold_us) and held
-  // by calibration, never fitted (docs/calibration.md, tenth rule).
+  // by calibration, never fitted (docs/calibration.md, "The fit").
   double libm_cold_us = 0;
   // CPU: bandwidth of stores to lines no cache holds, GB/s. A store to such
   // a line first reads it (write-allocate, a read-for-ownership), so a group

@@ -9,7 +9,7 @@
 
 namespace fuseplan {
 
-/// Group kinds of DESIGN.md.
+/// Group kinds of docs/vocabulary.md.
 enum class GroupKind { single, loop, reduction, contraction, horizontal, multipass };
 std::string_view to_string(GroupKind k);
 /// Throws Error on an unknown word.

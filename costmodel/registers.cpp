@@ -200,7 +200,7 @@ RegisterEstimate estimate_gpu(const GroupView& v, const DeviceSpec& d) {
       break;
     }
     case GroupKind::horizontal: {
-      // Sum over branches (DESIGN.md, seed text): the kernel holds every
+      // Sum over branches (docs/vocabulary.md, horizontal fusion): the kernel holds every
       // branch's live values; threads cover the widest branch (README "Gaps").
       for (const auto& b : branch_positions(v)) r.live_regs += peak_live(v, b, ept, kBytesPerReg);
       r.extra_regs = reduction_regs;

@@ -1,7 +1,7 @@
 // PooledVector: a std::vector whose buffer comes from, and goes back to, a
 // per-thread pool. The search prices ~10^5 candidate groups per 10k
-// primitives, and the few small vectors each pricing used to allocate and
-// free were a fifth of its instructions; a pooled vector keeps its capacity
+// primitives, and allocating and freeing the few small vectors of each
+// pricing would be a fifth of its instructions; a pooled vector keeps its capacity
 // from one pricing to the next. It is an ordinary vector in every other way
 // (contents start empty; copies, moves and nesting are safe: a borrower
 // nested inside another simply takes another buffer).

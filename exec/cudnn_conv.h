@@ -1,5 +1,5 @@
 // cuDNN convolution for the GPU runner's library mode (emit/cuda/lowering.h,
-// rule 4): libcudnn.so.9 is loaded with dlopen at first use, like cuBLASLt
+// the cudnn route): libcudnn.so.9 is loaded with dlopen at first use, like cuBLASLt
 // and the driver, so nothing links it and binaries start without it.
 // cudnnConvolutionForward with a fixed algorithm (IMPLICIT_GEMM) and FMA math
 // (no TF32): deterministic, the same call for a fused and an unfused plan.

@@ -16,7 +16,7 @@ namespace fuseplan {
 /// Allocates on 64-byte (cache-line) boundaries, as the kernels' vector loads
 /// and the STREAM probe expect: glibc's malloc puts large blocks 16 bytes past
 /// a line, which split half of the 32-byte accesses (measured 1.09-1.15x
-/// slower on bias+relu, results/cpu-backend.md).
+/// slower on bias+relu, bench_cpu_backend --part a).
 template <class T>
 struct CacheLineAllocator {
   using value_type = T;

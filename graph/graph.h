@@ -46,7 +46,7 @@ struct TensorType {
   std::string str() const;  // e.g. "f32[4096,1024]"
 };
 
-/// Op classes after TVM op patterns / DNNFusion mapping types (DESIGN.md vocabulary).
+/// Op classes after TVM op patterns / DNNFusion mapping types (docs/vocabulary.md).
 enum class OpClass {
   elementwise, broadcast, reshape, injective, layout, reduction, gather, scatter, scan,
   contraction, opaque, source

@@ -1,4 +1,4 @@
-// gemm() micro-kernel probe (see probe_gemm.h).
+// gemm() micro-kernel probe (see probe/gemm.h).
 #include "probe/gemm.h"
 
 #include <algorithm>

@@ -704,7 +704,7 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   // Each transcendental op's own time per element: no training model has
   // every function, and libm's speeds differ (tanhf 3-4× erff), so one
   // fitted efficiency over estimated weights mis-prices the functions it
-  // never saw (docs/calibration.md, third rule).
+  // never saw (docs/calibration.md, "Admitting a term").
   try {
     std::string note;
     d.transcendental_ns = transcendental_ns(note);
@@ -715,7 +715,7 @@ ProbeResult run_probe(std::ostream* log, int threads) {
         "docs/calibration.md";
     say("transcendental ops: " + note);
     // Their code and tables cold, as after groups that streamed the LLC
-    // (docs/calibration.md, tenth rule): held by calibration, never fitted.
+    // (docs/calibration.md, "The fit"): held by calibration, never fitted.
     std::string cold_note;
     d.libm_cold_us = libm_cold_us(static_cast<std::size_t>(4 * d.l2_bytes), cold_note);
     d.sources["libm_cold_us"] = cold_note + ", " + measured;

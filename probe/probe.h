@@ -71,8 +71,8 @@ double spawn_join_us(int threads);
 /// Minimum in µs over `reps` repetitions of a steady-clock pair around an
 /// indirect call of an empty kernel: what a one-thread group costs at least
 /// as exec/cpu_run.cpp times it (no fork-join; the timer's own floor
-/// included, 0.02 µs on the development VM, docs/calibration.md, eleventh
-/// rule). The one-thread device's launch_us.
+/// included, 0.02 µs on the development VM, docs/calibration.md, "The
+/// fit"). The one-thread device's launch_us.
 double timed_call_us(int reps = 20000);
 
 /// Everything one probe run measured.

@@ -1,4 +1,4 @@
-// Transcendental-op probe (see probe_transcendental.h).
+// Transcendental-op probe (see probe/transcendental.h).
 #include "probe/transcendental.h"
 
 #include <algorithm>

@@ -220,7 +220,7 @@ MeasurementRecord record_from_json(const std::string& line) {
   const std::string pc = ctx + ".predicted";
   r.features.bytes_read = get<double>(p, "bytes_read", pc);
   r.features.bytes_written = get<double>(p, "bytes_written", pc);
-  // Absent before the sixteenth session: 0 (every byte at the working set's level); refeature derives it.
+  // Absent in older records: 0 (every byte at the working set's level); refeature derives it.
   r.features.bytes_read_sources = get_or<double>(p, "bytes_read_sources", 0, pc);
   r.features.spill_bytes_raw = get_or<double>(p, "spill_bytes_raw", 0, pc);
   r.features.flops_contraction = get<double>(p, "flops_contraction", pc);
@@ -231,7 +231,7 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.gemm_calls = get_or<double>(p, "gemm_calls", 0, pc);
   // Likewise flops_transcendental: 0 (all of flops_other priced at e_cmp).
   r.features.flops_transcendental = get_or<double>(p, "flops_transcendental", 0, pc);
-  // Absent before the seventeenth session: 0 (every op of a loop calling libm vectorised); refeature derives it.
+  // Absent in older records: 0 (every op of a loop calling libm vectorised); refeature derives it.
   r.features.flops_scalar = get_or<double>(p, "flops_scalar", 0, pc);
   // And reduction_steps, select_steps, pool_steps: 0 (no per-step terms);
   // `fuseplan refeature` re-derives them from the model files.
@@ -245,12 +245,12 @@ MeasurementRecord record_from_json(const std::string& line) {
   r.features.im2col_elems = get_or<double>(p, "im2col_elems", 0, pc);
   r.features.gemm_pack_elems = get_or<double>(p, "gemm_pack_elems", 0, pc);
   r.features.gemm_microkernels = get_or<double>(p, "gemm_microkernels", 0, pc);
-  // Absent before the fifteenth session: unknown (the store stall applies, as
-  // it did); refeature re-derives it.
+  // Absent in older records: unknown (the store stall applies in every
+  // graph); refeature re-derives it.
   r.features.graph_bytes = get_or<double>(p, "graph_bytes", -1, pc);
   if (p.contains("graph_bytes") && !(r.features.graph_bytes >= 0 && std::isfinite(r.features.graph_bytes)))
     throw Error(pc + ": field 'graph_bytes' must be a number >= 0, got " + nlohmann::json(r.features.graph_bytes).dump());
-  // Absent before the sixteenth session: the transcendental FLOPs are
+  // Absent in older records: the transcendental FLOPs are
   // flops_transcendental at the estimates; refeature re-derives them.
   if (auto it = p.find("transcendental_elems"); it != p.end()) {
     if (!it->is_object())

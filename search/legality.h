@@ -15,7 +15,7 @@
 
 namespace fuseplan {
 
-/// Blocker codes of DESIGN.md. `none` = allowed without remark.
+/// Blocker codes of docs/blockers.md. `none` = allowed without remark.
 enum class Blocker {
   none, layout_mismatch, indirect_access, scan_recurrence, graph_output, multi_consumer,
   control_flow, reduction_barrier, graph_break, cycle, iteration_space, register_pressure,

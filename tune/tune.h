@@ -1,7 +1,7 @@
 // fuseplan tune: per-batch-size autotuning. For each batch size: import the
 // model at that size, search; with measurement, run the plan on the CPU
 // backend, recalibrate the device from every measurement so far
-// (tune_calibrate.h), search again, until the plan stops changing (bounded
+// (tune/calibrate.h), search again, until the plan stops changing (bounded
 // rounds), keeping the best measured plan. Every batch size's files are
 // written (atomically) as soon as it finishes, and the reports (summary,
 // diff, dispatch) are rewritten after each, so an interrupted run leaves

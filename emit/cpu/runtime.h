@@ -2,7 +2,7 @@
 // executor (exec/reference.cpp includes this header) and by every
 // generated translation unit (emit/cpu embeds this file's text at its top).
 // Fusion may move values between memory and registers, never change the
-// operations or their order (DESIGN.md, Numerics), so everything whose result
+// operations or their order (docs/numerics.md), so everything whose result
 // depends on an evaluation order lives here exactly once:
 //  - scalar op formulas (sigmoid = 1/(1+exp(-x)), softplus, hard-sigmoid...);
 //  - the canonical GEMM: C[i,j] = (((0 + a0*b0) + a1*b1) + ...) in k order,

@@ -45,9 +45,9 @@ namespace fuseplan::cuda {
 
 /// Which libraries contraction groups may use. All off by default.
 struct LibraryOptions {
-  bool cublaslt = false;        // MatMul through cublasLtMatmul (rule 2)
-  bool fused_epilogue = false;  // with cublaslt: cuBLASLt's fused epilogues (rule 3)
-  bool cudnn = false;           // Conv through cudnnConvolutionForward (rule 4)
+  bool cublaslt = false;        // MatMul through cublasLtMatmul (case 2 above)
+  bool fused_epilogue = false;  // with cublaslt: cuBLASLt's fused epilogues (case 3 above)
+  bool cudnn = false;           // Conv through cudnnConvolutionForward (case 4 above)
   bool any() const { return cublaslt || cudnn; }
   /// "emitted", "cublaslt", "cublaslt+fused-epilogue", "cudnn", "cublaslt+cudnn", ...
   std::string str() const;
@@ -90,7 +90,7 @@ struct GroupLowering {
   Route route = Route::emitted;
   /// One line: what the library call computes, or why the group stays emitted.
   std::string why;
-  LibraryMatch gemm;  // route cublaslt: the call (epilogue "DEFAULT" unless rule 3 matched)
+  LibraryMatch gemm;  // route cublaslt: the call (epilogue "DEFAULT" unless case 3 matched)
   ConvMatch conv;     // route cudnn
   /// The tensor the library call writes (the MatMul/Conv, or the last
   /// primitive of cuBLASLt's fused epilogue); kNoNode when emitted.

@@ -23,7 +23,7 @@ struct ResourceUsage {
 
 struct NvrtcOptions {
   std::string arch = "sm_90";  // DeviceSpec::arch
-  bool allow_fma = false;      // DESIGN.md Numerics: -fmad=false unless the user asks
+  bool allow_fma = false;      // docs/numerics.md: -fmad=false unless the user asks
   int max_regs = 0;            // > 0: --maxrregcount (forces spills; tests and what-if runs)
   bool use_cache = true;
   std::string cache_dir;       // empty: cache_dir()

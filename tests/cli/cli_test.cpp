@@ -107,7 +107,7 @@ TEST(CliProbe, WithoutOutputItLeavesTheShippedDeviceAlone) {
 }
 
 // One thread forks nothing: its launch_us is the timed empty call, not the
-// pool's fork-join (docs/calibration.md, eleventh rule).
+// pool's fork-join (docs/calibration.md, "The fit").
 TEST(CliProbe, OneThreadTakesTheTimedEmptyCallAsLaunch) {
   const std::string dir = fresh_dir("probe1");
   Result r = fuseplan({"probe", "--threads", "1", "-o", dir + "/one.json"});
@@ -212,7 +212,7 @@ TEST(CliEmit, RefusesBeforeWritingAndLeavesNoStaleFiles) {
 }
 
 // A batch size whose shapes overflow fails before tune writes anything
-// (the smaller sizes' plans used to be written first).
+// (not even the smaller sizes' plans).
 TEST(CliTune, AnOverflowingBatchSizeFailsBeforeAnyOutput) {
   const std::string dir = fresh_dir("tune-overflow");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);

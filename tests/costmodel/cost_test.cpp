@@ -665,7 +665,7 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   CostFeatures f2 = cost_features(big, make_group(big, {"y"}), d);
   EXPECT_DOUBLE_EQ(f2.graph_bytes, graph_footprint_bytes(big));
   EXPECT_NEAR(predict_us(f2, d), c2.predicted_us, 1e-9);
-  // A record without the footprint (before the fifteenth session) keeps the stall.
+  // A record without the footprint (an older record) keeps the stall.
   f2.graph_bytes = -1;
   EXPECT_NEAR(predict_us(f2, d), c2.predicted_us, 1e-9);
   // No stall without a write-allocate bandwidth (the default CPU pricing).
@@ -769,7 +769,7 @@ TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
   EXPECT_NEAR(predict_us(f, d), cost(g, grp, d).predicted_us, 1e-9);
 }
 
-// Ninth rule (docs/calibration.md): in a graph beyond the LLC each distinct
+// Cold libm (docs/cost-model.md): in a graph beyond the LLC each distinct
 // libm routine a group calls is cold, libm_cold_us once per routine outside
 // the roofline: Sigmoid and Exp both call expf, Tanh tanhf, so 2 × 0.5 µs;
 // within the LLC none. The features price the same through predict_us.

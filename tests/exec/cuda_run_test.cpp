@@ -102,7 +102,7 @@ TEST(GpuRun, TimesFusedAndUnfusedPlansOfEveryExample) {
       for (const char* s : {"unfused", "cost"}) {
         Plan plan = search(g, d, s);
         CudaRunOptions ro;
-        ro.verify = batch == 1;  // the CPU reference at batch 64 would take most of the session
+        ro.verify = batch == 1;  // the CPU reference at batch 64 would take most of the GPU run's budget
         auto r = run_plan_cuda(g, plan, d, src, ro);
         if (first.empty()) first = r.outputs;
         else

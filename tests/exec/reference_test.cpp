@@ -112,7 +112,7 @@ TEST(Reference, MaxAndAveragePool2x2) {
   expect_near(values(v[gp]), {7.5});
 }
 
-// fprt::max_/min_ (branch-free since the eleventh session) keep the ONNX
+// fprt::max_/min_ (branch-free: two selects) keep the ONNX
 // semantics: a NaN anywhere in a window wins, first or later; of two equal
 // zeros the running one is kept, so the window's first zero's sign survives.
 TEST(Reference, MaxPoolPropagatesNanAndKeepsTheFirstOfEqualZeros) {
@@ -135,7 +135,7 @@ TEST(Reference, MaxPoolPropagatesNanAndKeepsTheFirstOfEqualZeros) {
   EXPECT_FALSE(std::signbit(v[3]));
 }
 
-// fprt::exp_ (the CPU backend's Exp, twelfth session) returns std::exp's
+// fprt::exp_ (the CPU backend's Exp) returns std::exp's
 // bits for every float: around the -104 switch to +0, at -FLT_MAX (a masked
 // softmax position), for NaN and infinities, and on a sweep of bit patterns.
 TEST(Runtime, ExpSkipsTheUnderflowPathWithStdExpsBits) {

@@ -1,4 +1,4 @@
-// The GPU session's timing run (tests/gpu/run.sh): the device-to-device copy
+// The GPU run's timing step (tests/gpu/run.sh): the device-to-device copy
 // bandwidth ceiling, then every shared model at batch 1 and 64, every
 // strategy's plan run on the GPU (CUDA events, median of 20 after 2
 // warm-ups), outputs compared bit for bit with the unfused plan, each fused

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one prepared GPU session of the CUDA backend (issue 7). Run from
+# The one prepared GPU run of the CUDA backend. Run from
 # anywhere on a machine with an NVIDIA GPU, its driver and the CUDA 13
 # toolkit, in a single call:
 #   bash tests/gpu/run.sh
@@ -23,7 +23,7 @@
 # Results: results/gpu-<device>.md (device = the device config the GPU maps
 # to, e.g. gpu-h200.md), logs and the test timings in results/gpu/.
 # Knobs (environment): BUILD (build folder, default build-gpu), JOBS,
-# TOTAL_S (whole-session budget, default 470), FUSEPLAN_GPU_MODELS
+# TOTAL_S (the whole run's budget, default 470), FUSEPLAN_GPU_MODELS
 # (comma-separated substrings of the shared model files to time).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,7 +69,7 @@ export FUSEPLAN_GPU_DEVICE=${FUSEPLAN_GPU_DEVICE:-$DEV}
 RESULTS=$ROOT/results/gpu-$FUSEPLAN_GPU_DEVICE.md
 echo "   GPU '${GPU_NAME:-none}' -> device config $FUSEPLAN_GPU_DEVICE, results $RESULTS"
 
-# 2. build (Release, only what the session runs; no benchmarks)
+# 2. build (Release, only what this run needs; no benchmarks)
 step configure 90 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFUSEPLAN_BENCH=OFF || {
   echo "configure failed"; tail -20 "$LOGS/configure.log"; exit 1; }
 step build $(( $(left) < 260 ? $(left) : 260 )) cmake --build "$BUILD" -j "$JOBS" --target test_exec test_emit test_gpu || {

@@ -120,7 +120,7 @@ TEST(Probe, TranscendentalOpsAreTimedPerElement) {
   EXPECT_NE(note.find("ns per element"), std::string::npos) << note;
 }
 
-// The cold-libm probe (tenth rule): the median over six libm routines of how
+// The cold-libm probe (docs/calibration.md, "The fit"): the median over six libm routines of how
 // much longer a 1024-element loop takes right after streaming 64 MiB than
 // hot; at least 0 and far below the loop itself (0.3-1 us on the
 // development VM, where the hot loops take 2-11 us), and the note names

@@ -83,7 +83,7 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.sources_read, 3);
   EXPECT_EQ(b.features.im2col_elems, 19600);
   EXPECT_EQ(b.features.graph_bytes, 1791496);
-  // A record without the footprint (before the fifteenth session) reads -1: unknown.
+  // A record without the footprint (an older record) reads -1: unknown.
   MeasurementRecord old = a;
   old.features.graph_bytes = -1;
   EXPECT_EQ(record_to_json(old).find("graph_bytes"), std::string::npos);
@@ -92,7 +92,7 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.transcendental_elems.at("Erf"), 32);
   EXPECT_EQ(b.features.bytes_read_sources, 256);
   EXPECT_EQ(b.features.flops_scalar, 96);
-  // Before the seventeenth session: no scalar FLOPs (every op vectorised), read as 0.
+  // An older record without scalar FLOPs (every op vectorised) reads 0.
   {
     std::string old_line = line;
     const auto at = old_line.find("\"flops_scalar\":96.0,");
@@ -113,7 +113,7 @@ TEST(Records, RoundTripThroughJsonLines) {
           << e.what();
     }
   }
-  // Before the sixteenth session: no elements per op (the estimates price flops_transcendental).
+  // An older record without elements per op: the estimates price flops_transcendental.
   MeasurementRecord before = a;
   before.features.transcendental_elems.clear();
   EXPECT_EQ(record_to_json(before).find("transcendental_elems"), std::string::npos);
@@ -224,7 +224,7 @@ TEST(Records, SameGroupInTwoPlansIsOneSample) {
   EXPECT_DOUBLE_EQ(dedupe_records({a, b, c})[0].min_us, 5);  // minimum of the minima
 }
 
-// Regression (fifteenth session): a group key names a group at every size, so
+// Regression: a group key names a group at every size, so
 // the same group measured at two dims (the shared cases at C = 64 and 1024)
 // had been merged into one sample.
 TEST(Records, TheSameGroupAtOtherDimsIsAnotherSample) {

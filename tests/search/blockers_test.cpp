@@ -203,9 +203,8 @@ namespace fuseplan {
 namespace {
 
 // Regression: on the CPU device every contraction group is estimated above
-// the 16 AVX2 vector registers, and the search used to refuse every
-// conv + batch-norm + ReLU epilogue as register_pressure (TVM fused them, the
-// `cost` strategy did not). CPU spills are priced, not forbidden.
+// the 16 AVX2 vector registers; refusing them as register_pressure would
+// keep every conv + batch-norm + ReLU epilogue apart (TVM fuses them). CPU spills are priced, not forbidden.
 TEST(Blockers, CpuRegisterEstimateIsACostNotALimit) {
   ImportOptions o;
   o.batch = 1;

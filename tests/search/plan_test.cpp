@@ -155,7 +155,7 @@ namespace fuseplan {
 namespace {
 
 // Regression: duplication can leave a kernel whose primitives every reader
-// recomputes; make_plan used to keep it as a kernel that writes nothing.
+// recomputes; make_plan drops it rather than keep a kernel that writes nothing.
 TEST(MakePlan, DropsAKernelEveryPrimitiveOfWhichIsComputedElsewhere) {
   Graph g = import_onnx_text(
       "<ir_version: 8, opset_import: [\"\" : 17]>\nt (float[8, 4] x) => (float[8, 4] y) { t = Relu(x)\n y = Exp(t) }",

@@ -343,7 +343,7 @@ TEST(Calibrate, RefusesTooFewMeasurements) {
   }
 }
 
-// Regression (tenth session: the README's tune of resnet50_bottleneck said
+// Regression (the README's tune of resnet50_bottleneck said
 // "recalibration refused, prior kept: too few measurements: 8 for 7 fitted
 // parameters" once im2col and packing were fitted): tune holds the least
 // exercised parameters until the measured kernels support the rest.

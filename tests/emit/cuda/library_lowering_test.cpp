@@ -124,7 +124,7 @@ TEST(LibraryLowering, DefaultEmitsEveryGroupWithTheSameSource) {
   EXPECT_EQ(a[0].launches[0].shape, "elem/MatMul");
 }
 
-// Rule 2 (cuBLASLt without fused epilogues): DEFAULT GEMM writes the MatMul's
+// The cublaslt route (cuBLASLt without fused epilogues): DEFAULT GEMM writes the MatMul's
 // output, one emitted kernel computes bias + ReLU from it.
 TEST(LibraryLowering, GemmOnlyIsDefaultGemmPlusOneEpilogueKernel) {
   Graph g = model(kGemmBiasRelu, {{"M", 64}});
@@ -153,7 +153,7 @@ TEST(LibraryLowering, GemmOnlyIsDefaultGemmPlusOneEpilogueKernel) {
   EXPECT_GT(r.find(src.launches[0].kernel)->regs_per_thread, 0);
 }
 
-// Rule 3: RELU_BIAS covers the whole group: one call, no kernel at all.
+// The fused-epilogue route: RELU_BIAS covers the whole group: one call, no kernel at all.
 TEST(LibraryLowering, FusedEpilogueCoversBiasReluEntirely) {
   Graph g = model(kGemmBiasRelu, {{"M", 64}});
   auto l = lower(g, fused_epi());
@@ -171,7 +171,7 @@ TEST(LibraryLowering, FusedEpilogueCoversBiasReluEntirely) {
   EXPECT_EQ(t[0].note, "cublasLtMatmul RELU_BIAS 64x128x256 + no epilogue kernel");
 }
 
-// Rule 3 where the epilogue only partly matches: BIAS in the call, the
+// The fused-epilogue route where the epilogue only partly matches: BIAS in the call, the
 // sigmoid in one kernel reading the call's output (the Add).
 TEST(LibraryLowering, FusedEpilogueLeavesTheUnmatchedRestToOneKernel) {
   Graph g = model(kGemmBiasSigmoid, {{"M", 64}});
@@ -250,7 +250,7 @@ m (float[N, C] x) => (float[N, C] y) {
   }
 }
 
-// Rule 4: cuDNN writes the Conv's output; bias + ReLU are one kernel.
+// The cudnn route: cuDNN writes the Conv's output; bias + ReLU are one kernel.
 TEST(LibraryLowering, ConvIsCudnnPlusOneEpilogueKernel) {
   Graph g = model(kConvBiasRelu);
   auto l = lower(g, gemm_only());
