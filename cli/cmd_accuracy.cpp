@@ -58,8 +58,11 @@ void run_accuracy(const AccuracyArgs& a) {
   namespace fs = std::filesystem;
   const std::string plot_path =
       (fs::path(a.out).parent_path() / (fs::path(a.out).stem().string() + ".svg")).string();
+  std::vector<std::string> inputs = a.files;
+  inputs.push_back(a.device);
+  inputs.insert(inputs.end(), a.loop_models.begin(), a.loop_models.end());
   for (const auto& out : {a.out, a.groups_csv, plot_path})
-    if (!out.empty()) check_writable(out, /*parents_made=*/true);
+    if (!out.empty()) check_output_file(out, inputs);
   std::vector<LoadedModel> loop_models;
   for (const auto& path : a.loop_models)
     loop_models.push_back(load_model(ModelArgs::one_of(path, a.batch, a.dim_args, a.loop_models.size())));
@@ -73,8 +76,6 @@ void run_accuracy(const AccuracyArgs& a) {
     std::cerr << "fuseplan: closed loop " << path << ": measured " << fmt(in.loops.back().measured_prior_us, 0)
               << " us (prior plan) vs " << fmt(in.loops.back().measured_calibrated_us, 0) << " us (calibrated plan)\n";
   }
-  for (const auto& out : {a.out, a.groups_csv})
-    if (fs::path(out).has_parent_path()) create_output_dirs(fs::path(out).parent_path().string());
   in.plot_path = plot_path;
   AccuracyResult res = accuracy_report(in);
   write_file_atomic(a.out, res.markdown);

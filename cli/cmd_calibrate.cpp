@@ -22,6 +22,9 @@ struct CalibrateArgs {
 };
 
 void run_calibrate(const CalibrateArgs& a) {
+  std::vector<std::string> inputs = a.files;
+  inputs.push_back(a.device);
+  check_output_file(a.out, inputs);
   const DeviceSpec prior = load_device(a.device);
   check_hold(prior, a.hold);
   std::vector<std::vector<MeasurementRecord>> runs;  // one file is one run

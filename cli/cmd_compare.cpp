@@ -84,6 +84,10 @@ std::string to_json(const std::vector<Row>& rows, const std::string& device) {
 }
 
 void run_compare(const CompareArgs& a) {
+  std::vector<std::string> inputs = a.models;
+  inputs.push_back(a.device);
+  if (!a.csv.empty()) check_output_file(a.csv, inputs);
+  if (a.measure && !a.chart.empty()) check_output_file(a.chart, inputs);
   const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   if (a.measure) require_cpu_for_measure(d, "compare");

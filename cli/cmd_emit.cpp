@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <regex>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +27,7 @@ struct EmitArgs {
   std::string output;
   bool allow_fma = false;
   bool no_compile = false;
+  bool force = false;
   std::string library = "none";  // none | cublaslt | cublaslt-fused | cudnn | all | all-fused
 };
 
@@ -55,6 +55,7 @@ std::string plan_device(const std::string& plan_path) {
 void run_emit(const EmitArgs& a) {
   namespace fs = std::filesystem;
   if (a.backend != "cuda" && a.backend != "cpu") throw Error("--backend must be cuda or cpu, got '" + a.backend + "'");
+  check_output_dir(a.output, {a.plan, a.model.path, a.device}, a.force);
   LoadedModel m = load_model(a.model);
   std::string dev = a.device.empty() ? plan_device(a.plan) : a.device;
   if (dev.empty()) throw Error("plan '" + a.plan + "' names no device; pass --device");
@@ -76,42 +77,32 @@ void run_emit(const EmitArgs& a) {
   std::vector<cuda::CudaGroupSource> srcs;
   if (a.backend == "cpu") cpu_source = cpu::plan_source(m.graph, plan);
   else srcs = cuda::plan_sources(m.graph, plan, d, false, lib);
-  std::error_code ec;
-  fs::create_directories(a.output, ec);
-  if (ec) throw Error("cannot create '" + a.output + "': " + ec.message());
+  // The folder is written whole (support/outputs.h): staged beside it and
+  // renamed into place once every file is there, so an interrupted or failed
+  // emission leaves nothing, and no file of an earlier emission stays next
+  // to this plan's.
+  StagedDir out(a.output);
+  auto file = [&](const std::string& name) { return (fs::path(out.path()) / name).string(); };
   if (a.backend == "cpu") {
-    std::string path = (fs::path(a.output) / "plan.cpp").string();
-    write_file_atomic(path, cpu_source);
-    std::cout << "wrote " << path << "\n";
+    write_file_atomic(file("plan.cpp"), cpu_source);
+    out.commit();
+    std::cout << "wrote " << out.final_path("plan.cpp") << "\n";
     return;
   }
-  // A previous emission of another plan into this folder: its group files
-  // and resource table go, so the folder holds one plan's kernels.
-  const std::regex group_file(R"(group_[0-9]+\.(cu|cubin)|resources\.(json|md))");
-  std::vector<fs::path> stale;
-  for (fs::directory_iterator it(a.output, ec), end; !ec && it != end; it.increment(ec))
-    if (std::regex_match(it->path().filename().string(), group_file)) stale.push_back(it->path());
-  for (const fs::path& p : stale) fs::remove(p, ec);
-  for (const auto& s : srcs)
-    write_file_atomic((fs::path(a.output) / ("group_" + std::to_string(s.group_id) + ".cu")).string(), s.source);
-  std::cout << "wrote " << srcs.size() << " CUDA sources to " << a.output << "\n";
-  if (a.no_compile) return;
+  for (const auto& s : srcs) write_file_atomic(file("group_" + std::to_string(s.group_id) + ".cu"), s.source);
+  if (a.no_compile) {
+    out.commit();
+    std::cout << "wrote " << srcs.size() << " CUDA sources to " << a.output << "\n";
+    return;
+  }
   const cuda::NvrtcOptions& o = *nvrtc;
   std::vector<std::string> cubins;
-  std::vector<cuda::GroupResources> table;
-  try {
-    table = cuda::measure_plan(m.graph, plan, d, o, &cubins, nullptr, false, lib);
-  } catch (const Error&) {
-    // NVRTC refused (e.g. an architecture this toolkit cannot target): no
-    // half-emitted folder of sources without their cubins and table.
-    for (const auto& s : srcs) fs::remove(fs::path(a.output) / ("group_" + std::to_string(s.group_id) + ".cu"), ec);
-    throw;
-  }
-  for (std::size_t i = 0; i < cubins.size(); ++i)
-    write_file_atomic((fs::path(a.output) / ("group_" + std::to_string(i) + ".cubin")).string(), cubins[i]);
-  write_file_atomic((fs::path(a.output) / "resources.json").string(), cuda::resources_json(table, d, o));
-  std::string md = cuda::resources_markdown(table, d, o);
-  write_file_atomic((fs::path(a.output) / "resources.md").string(), md);
+  const std::vector<cuda::GroupResources> table = cuda::measure_plan(m.graph, plan, d, o, &cubins, nullptr, false, lib);
+  for (std::size_t i = 0; i < cubins.size(); ++i) write_file_atomic(file("group_" + std::to_string(i) + ".cubin"), cubins[i]);
+  write_file_atomic(file("resources.json"), cuda::resources_json(table, d, o));
+  write_file_atomic(file("resources.md"), cuda::resources_markdown(table, d, o));
+  out.commit();
+  std::cout << "wrote " << srcs.size() << " CUDA sources to " << a.output << "\n";
   int spilling = 0, regs = 0;
   for (const auto& r : table) {
     spilling += r.spill_bytes_measured() > 0;
@@ -130,7 +121,10 @@ void add_emit(CLI::App& app) {
   a->model.add_to(cmd);
   cmd->add_option("--backend", a->backend, "cuda or cpu")->capture_default_str();
   cmd->add_option("--device", a->device, "device (default: the plan's)");
-  cmd->add_option("-o,--output", a->output, "output directory")->required()->check(file_name());
+  cmd->add_option("-o,--output", a->output, "output directory, written whole (absent or empty unless --force)")
+      ->required()
+      ->check(file_name());
+  cmd->add_flag("--force", a->force, "replace a non-empty output directory as a whole");
   cmd->add_flag("--allow-fma", a->allow_fma, "let NVRTC contract multiply-add (-fmad=true); changes rounding");
   cmd->add_flag("--no-compile", a->no_compile, "write the .cu sources only (no NVRTC)");
   cmd->add_option("--library", a->library,

@@ -24,6 +24,7 @@ void run_gen(const GenArgs& a) {
   const bool text = ends_with(a.out, ".onnxtxt");
   if (!text && !ends_with(a.out, ".onnx"))
     throw Error("-o " + a.out + ": the file name must end in .onnx (binary) or .onnxtxt (text)");
+  check_output_file(a.out);
   const std::string bytes = text ? synthetic_onnx_text(kind, a.primitives) : synthetic_onnx_binary(kind, a.primitives);
   write_file_atomic(a.out, bytes);
   std::cout << "wrote " << a.out << ": " << a.kind << ", " << a.primitives << " primitives, " << fmt_bytes(bytes.size())

@@ -28,7 +28,11 @@ struct MeasureArgs {
 };
 
 void run_measure(const MeasureArgs& a) {
-  if (!a.out.empty()) check_writable(a.out);  // measuring takes minutes: a bad -o fails first
+  if (!a.out.empty()) {  // measuring takes minutes: a bad -o fails first
+    std::vector<std::string> inputs = a.models;
+    inputs.push_back(a.device);
+    check_output_file(a.out, inputs);
+  }
   const std::vector<std::string> strategies = parse_strategy_list(a.strategies);
   const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work

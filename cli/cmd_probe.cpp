@@ -31,6 +31,7 @@ void add_probe(CLI::App& app) {
     if (const int cores = host_info().cores; *threads > cores)
       throw Error("--threads " + std::to_string(*threads) + ": this machine has " + std::to_string(cores) +
                   " cores (use 1 to " + std::to_string(cores) + ", or 0 for all of them)");
+    check_output_file(*out);  // probing takes seconds: a bad -o fails first
     ProbeResult r = run_probe(&std::cerr, *threads);
     write_device_file(r.device, *out);
     const DeviceSpec& d = r.device;

@@ -67,6 +67,7 @@ void price_measured(const Graph& g, Plan& plan, const DeviceSpec& d, const Resou
 }
 
 void run_search(const SearchArgs& a) {
+  if (!a.output.empty()) check_output_file(a.output, {a.model.path, a.device});
   LoadedModel m = load_model(a.model);
   const DeviceSpec d = load_device(a.device);
   SearchOptions o;

@@ -28,6 +28,7 @@ struct TuneArgs {
   TuneOptions opts;
   bool no_peers = false;
   bool no_svg = false;
+  bool force = false;
 };
 
 std::atomic<bool> g_stop{false};
@@ -79,6 +80,7 @@ class ProgressPrinter {
 
 void run_tune(TuneArgs& a) {
   a.batches = parse_batch_list(a.batch_args);
+  check_output_dir(a.output, {a.model.path, a.device}, a.force);
   TuneModel model{a.model.path, a.model.import_options().dims, ""};
   model.sha256 = sha256_hex(read_file(model.path));
   {
@@ -133,7 +135,8 @@ void run_tune(TuneArgs& a) {
                              "vs unfused (meas)", "rounds", "plan"},
                             rows);
   if (!r.batches.empty() && !r.batches.back().note.empty()) std::cout << "calibration: " << r.batches.back().note << "\n";
-  std::cout << "wrote " << r.files.size() << " files to " << a.output << " (summary.md, diff.md, dispatch.json)\n";
+  if (r.batches.empty()) std::cout << "wrote nothing: no batch size finished\n";
+  else std::cout << "wrote " << r.files.size() << " files to " << a.output << " (summary.md, diff.md, dispatch.json)\n";
   if (r.interrupted) {
     std::cerr << "fuseplan: interrupted: results complete for " << r.batches.size() << " of " << a.batches.size()
               << " batch sizes\n";
@@ -168,7 +171,10 @@ void add_tune(CLI::App& app) {
       ->check(number_in(0.001, 86400.0));
   cmd->add_flag("--no-peers", a->no_peers, "skip the peer strategies in summary.md");
   cmd->add_flag("--no-svg", a->no_svg, "write DOT only (no `dot -Tsvg`)");
-  cmd->add_option("-o,--output", a->output, "output directory")->required()->check(file_name());
+  cmd->add_option("-o,--output", a->output, "output directory, written whole (absent or empty unless --force)")
+      ->required()
+      ->check(file_name());
+  cmd->add_flag("--force", a->force, "replace a non-empty output directory as a whole");
   cmd->callback([a] { run_tune(*a); });
 }
 

@@ -12,7 +12,9 @@
 #include "costmodel/device.h"
 #include "graph/import.h"
 #include "search/plan.h"
+#include "support/files.h"
 #include "support/format.h"
+#include "support/outputs.h"
 
 namespace fuseplan::cli {
 

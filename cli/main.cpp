@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cerr << "fuseplan: error: out of memory\n";
     return 2;
+  } catch (const fuseplan::EnvironmentError& e) {
+    std::cerr << "fuseplan: error: " << fuseplan::cli::printable(e.what()) << "\n";
+    return 3;
   } catch (const std::filesystem::filesystem_error& e) {
     std::cerr << "fuseplan: error: " << fuseplan::cli::printable(e.what()) << "\n";
     return 3;

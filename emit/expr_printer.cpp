@@ -150,7 +150,8 @@ std::string InlineExprPrinter::pad(NodeId n, const Coords& c) {
   std::string inside = "true";
   for (std::size_t d = 0; d < os.size(); ++d) {
     if (pp.begin[d] == 0 && is[d] == os[d]) continue;
-    std::string i = "((" + c[d] + ")-" + std::to_string(pp.begin[d]) + ")";
+    // begin < 0 crops (ONNX allows negative pads): "(i0)-(-1)", never "(i0)--1".
+    std::string i = "((" + c[d] + ")-(" + std::to_string(pp.begin[d]) + "))";
     std::string n_ = std::to_string(is[d]);
     ic[d] = pp.mode == 1 ? "fprt::reflect_index(" + i + "," + n_ + ")" : "fprt::clamp_index(" + i + "," + n_ + ")";
     if (pp.mode == 0) inside += " && " + i + ">=0 && " + i + "<" + n_;

@@ -127,11 +127,7 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
 
   std::map<std::string, Tensor> inputs;
   if (!opts.inputs.empty()) inputs = load_inputs(opts.inputs);
-  for (const auto& [name, t] : inputs) {
-    NodeId n = g.find(name);
-    if (n == kNoNode || g.node(n).source != SourceKind::graph_input)
-      throw Error("--inputs names '" + name + "', which is not a graph input");
-  }
+  for (const auto& [name, t] : inputs) check_feedable(g, name);
   std::map<NodeId, Tensor> sources = make_source_data(g, inputs);
 
   std::vector<std::size_t> sizes(g.size(), 0);

@@ -153,6 +153,22 @@ void fill_random(Tensor& t, const Graph& g, NodeId n) {
 
 }  // namespace
 
+bool feedable(const Primitive& p) {
+  return p.source == SourceKind::graph_input || (p.source == SourceKind::weight && p.data.empty());
+}
+
+void check_feedable(const Graph& g, const std::string& name) {
+  const NodeId n = g.find(name);
+  const std::string head = "--inputs names '" + name + "', ";
+  if (n == kNoNode) throw Error(head + "which is no tensor of the model");
+  const Primitive& p = g.node(n);
+  if (feedable(p)) return;
+  if (p.source == SourceKind::weight || p.source == SourceKind::constant)
+    throw Error(head + "a " + (p.source == SourceKind::weight ? "weight" : "constant") +
+                " whose data the model holds (an initializer); change the model to change it");
+  throw Error(head + "a tensor the model computes (op " + p.op + "), not a graph input");
+}
+
 std::map<NodeId, Tensor> make_source_data(const Graph& g, const std::map<std::string, Tensor>& inputs) {
   std::map<NodeId, Tensor> out;
   for (NodeId n = 0; n < g.size(); ++n) {
@@ -160,7 +176,7 @@ std::map<NodeId, Tensor> make_source_data(const Graph& g, const std::map<std::st
     if (p.op_class != OpClass::source) continue;
     Tensor t(p.out.dtype, p.out.shape);
     auto it = inputs.find(p.name);
-    if (it != inputs.end() && p.source == SourceKind::graph_input) {
+    if (it != inputs.end() && feedable(p)) {
       if (it->second.dtype != t.dtype || it->second.shape != t.shape)
         throw Error("input '" + p.name + "' expects " + p.out.str() + ", the file holds " +
                     TensorType{it->second.dtype, it->second.shape}.str());

@@ -49,9 +49,18 @@ struct Tensor {
 /// [-1,1]/sqrt(fan_in) seeded by the tensor name, float inputs uniform in
 /// [-1,1], int64 inputs uniform within the range their Gather/GatherElements/
 /// OneHot consumers accept, bool inputs fair coin flips. `inputs` (from
-/// --inputs .npy files, keyed by graph-input name) override generated inputs;
-/// a dtype or shape mismatch throws Error.
+/// --inputs .npy files, keyed by tensor name) override the generated values
+/// of data inputs and weight placeholders (feedable); a dtype or shape
+/// mismatch throws Error.
 std::map<NodeId, Tensor> make_source_data(const Graph& g, const std::map<std::string, Tensor>& inputs = {});
+
+/// A source whose values --inputs may give: a data input, or a weight
+/// placeholder (a graph input the importer treats as a weight and that has
+/// no initializer data, graph/README.md).
+bool feedable(const Primitive& p);
+/// Throws Error unless `name` is a feedable source of g, saying what it is
+/// instead (no such tensor, a weight or constant with data, a computed tensor).
+void check_feedable(const Graph& g, const std::string& name);
 
 /// Reads a .npy file (format v1/v2/v3, little-endian, C order; dtypes <f4,
 /// <i8, |b1, |i1, |u1). Throws Error (one line naming the file) otherwise.

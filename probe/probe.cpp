@@ -4,6 +4,8 @@
 // so mul+add stays two instructions: the FLOP figure is FMA-free.
 #include "probe/probe.h"
 
+#include "support/files.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -768,16 +770,6 @@ ProbeResult run_probe(std::ostream* log, int threads) {
 
 DeviceSpec probe_host(std::ostream* log) { return run_probe(log).device; }
 
-void write_device_file(const DeviceSpec& d, const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path p(path);
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error("cannot write device file '" + path + "'");
-  out << device_to_json(d);
-  out.close();
-  if (!out) throw Error("cannot write device file '" + path + "' (write failed)");
-}
+void write_device_file(const DeviceSpec& d, const std::string& path) { write_file_atomic(path, device_to_json(d)); }
 
 }  // namespace fuseplan

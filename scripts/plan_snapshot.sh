@@ -2,7 +2,8 @@
 # Writes the plan JSON of every strategy on every configured device for the
 # shared models (../shared/models/onnx), the examples and the shared cases
 # into OUT/<device>/<strategy>/<model>.json, for a byte-for-byte comparison
-# of two builds (a refactoring must leave every plan unchanged):
+# of two builds (a refactoring must leave every plan unchanged; the search's
+# wall time, totals.search_ms, is dropped):
 #   bash scripts/plan_snapshot.sh build/cli/fuseplan /tmp/plans-after
 #   diff -r /tmp/plans-before /tmp/plans-after
 # Env: BATCH (default 1), JOBS (parallel searches, default nproc),
@@ -50,4 +51,13 @@ run_one() {
 export -f run_one; export bin out batch
 xargs -P "${JOBS:-$(nproc)}" -I{} bash -c 'run_one "$@"' _ {} < "$jobs_file"
 rm -f "$jobs_file"
+# The search's own wall time (totals.search_ms) differs run to run: drop it.
+python3 - "$out" <<'PY'
+import pathlib, re, sys
+for f in pathlib.Path(sys.argv[1]).rglob("*.json"):
+    t = f.read_text()
+    u = re.sub(r',\n\s*"search_ms": [-+0-9.eE]+\n', "\n", t)
+    if u != t:
+        f.write_text(u)
+PY
 echo "$(find "$out" -name '*.json' | wc -l) plans, $(find "$out" -name '*.err' | wc -l) refusals in $out"

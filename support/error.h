@@ -2,6 +2,9 @@
 //  - Error: the user's input is wrong (model, plan, device, flags). One line,
 //    no trailing newline; the CLI prints "fuseplan: error: <what()>" and
 //    exits 2.
+//  - EnvironmentError: the machine refused what fuseplan needs (the C++
+//    compiler FUSEPLAN_CXX names fails or is not a compiler, a file system
+//    error). The CLI prints "fuseplan: error: <what()>" and exits 3.
 //  - InternalError: an invariant of fuseplan itself failed. The CLI prints
 //    "fuseplan: internal error: <what()>" with what to report and exits 70
 //    (EX_SOFTWARE, sysexits.h). Raise it through FUSEPLAN_ASSERT.
@@ -13,6 +16,11 @@
 namespace fuseplan {
 
 class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class EnvironmentError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

@@ -9,6 +9,7 @@
 #include "graph/import.h"
 #include "tune/measure.h"
 #include "tune/outputs.h"
+#include "support/outputs.h"
 
 namespace fuseplan {
 
@@ -218,9 +219,10 @@ TuneResult tune(const TuneModel& model_in, const DeviceSpec& device, const TuneO
   std::sort(opts.batches.begin(), opts.batches.end());
   opts.batches.erase(std::unique(opts.batches.begin(), opts.batches.end()), opts.batches.end());
   make_strategy(opts.strategy);  // throws naming the known strategies
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error("cannot create '" + dir + "': " + ec.message());
+  // The folder is written whole (support/outputs.h): staged beside `dir`,
+  // renamed into place after the last batch size, or after the finished
+  // ones when stopped; nothing when none finished.
+  StagedDir staged(dir);
 
   // A stop request also abandons a compile or measurement in flight (the
   // compiler is killed; the run checks between kernel calls), not only the
@@ -246,13 +248,13 @@ TuneResult tune(const TuneModel& model_in, const DeviceSpec& device, const TuneO
     if (progress) progress({"write", b.batch, i, count, b.rounds, opts.measure ? opts.rounds : 0,
                             static_cast<double>(i + 1) / count, ""});
     std::string svg_error;
-    for (auto& f : write_batch_files(dir, b, opts.render_svg, &svg_error)) result.files.push_back(f);
+    for (auto& f : write_batch_files(staged.path(), b, opts.render_svg, &svg_error)) result.files.push_back(f);
     if (!svg_error.empty()) {
       no_svg += std::string(no_svg.empty() ? "" : ", ") + "plan-b" + std::to_string(b.batch) + ".svg";
       if (first_svg_error.empty()) first_svg_error = svg_error;
     }
     result.batches.push_back(std::move(b));
-    for (auto& f : write_run_reports(dir, model, opts, result.batches))
+    for (auto& f : write_run_reports(staged.path(), model, opts, result.batches))
       if (std::find(result.files.begin(), result.files.end(), f) == result.files.end()) result.files.push_back(f);
   }
   if (!no_svg.empty()) {
@@ -260,6 +262,10 @@ TuneResult tune(const TuneModel& model_in, const DeviceSpec& device, const TuneO
     if (first_svg_error.size() > 300) first_svg_error = first_svg_error.substr(0, 300) + "...";
     result.warnings.push_back("no " + no_svg + " (Graphviz failed; the .dot files and everything else are written): " +
                               first_svg_error);
+  }
+  if (!result.batches.empty()) {
+    staged.commit();
+    for (auto& f : result.files) f = (std::filesystem::path(dir) / std::filesystem::path(f).filename()).string();
   }
   if (progress && !result.interrupted) progress({"done", 0, count, count, 0, 0, 1, ""});
   return result;

@@ -87,7 +87,11 @@ struct TuneResult {
   std::vector<std::string> warnings;
 };
 
-/// Runs the whole tune, writing into `dir` (created if missing). `device` is
+/// Runs the whole tune and writes its folder `dir` whole (support/outputs.h
+/// StagedDir: staged beside it, renamed into place, replacing an existing
+/// `dir`, once the last batch size or, when stopped, the finished ones are
+/// written; nothing when none finished). Callers check `dir` first
+/// (check_output_dir). `files` then names the files under `dir`. `device` is
 /// the prior; with measurement it is recalibrated as measurements accumulate.
 TuneResult tune(const TuneModel& model, const DeviceSpec& device, const TuneOptions& opts, const std::string& dir,
                 const TuneProgress& progress = {}, const TuneStop& stop = {});

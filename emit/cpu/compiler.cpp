@@ -232,11 +232,29 @@ std::string read_text(const fs::path& path) {
   return ss.str();
 }
 
+// The compiler, as messages name it: "'c++'" or "'X' (FUSEPLAN_CXX)".
+std::string compiler_name() {
+  const char* cxx = std::getenv("FUSEPLAN_CXX");
+  return "'" + compiler_command("", "")[0] + "'" + (cxx && *cxx ? " (FUSEPLAN_CXX)" : "");
+}
+
+// A compiler that cannot be run, fails, or succeeds without writing its
+// output is the environment's fault, not the model's: EnvironmentError (exit 3).
 [[noreturn]] void compile_failed(int rc, const fs::path& log) {
   if (rc == 127 || rc == -1)
-    throw Error("cannot run the C++ compiler '" + compiler_command("", "")[0] + "' (log: " + log.string() + ")");
-  throw Error("compiling generated kernels failed (exit " + std::to_string(rc) + "): " + first_error_line(log.string()) +
-              " (log: " + log.string() + ")");
+    throw EnvironmentError("cannot run the C++ compiler " + compiler_name() + " (log: " + log.string() + ")");
+  const std::string why = first_error_line(log.string());
+  throw EnvironmentError("the C++ compiler " + compiler_name() + " failed on the generated kernels (exit " +
+                         std::to_string(rc) + "): " + (why.empty() ? "it printed nothing" : why) +
+                         " (log: " + log.string() + ")");
+}
+
+// After a compiler exit status 0: the output must be there.
+void check_compiled(const fs::path& out, const fs::path& log) {
+  std::error_code ec;
+  if (!fs::is_regular_file(out, ec))
+    throw EnvironmentError("the C++ compiler " + compiler_name() + " exited with status 0 but wrote no '" +
+                           out.filename().string() + "': is it a C++ compiler? (log: " + log.string() + ")");
 }
 
 // Kernel-level cache: every group kernel is compiled as a weak function
@@ -318,6 +336,10 @@ void compile_kernels(const fs::path& dir, const std::string& key, const SplitSou
       remove_tmp();
       compile_failed(rc[i], logs[i]);
     }
+  for (std::size_t i = 0; i < renames.size(); ++i) {
+    if (std::error_code ec; !fs::is_regular_file(renames[i].first, ec)) remove_tmp();
+    check_compiled(renames[i].first, logs[i]);
+  }
   for (auto& [tmp, obj] : renames) fs::rename(tmp, obj);  // atomic, as the .so
   for (std::size_t p = 0; p < parts.size(); ++p)
     for (const auto& k : parts[p].kernels) {
@@ -371,6 +393,7 @@ std::unique_ptr<KernelLibrary> compile_and_load(const std::string& source, const
       cleanup();
       throw;
     }
+    check_compiled(tmp_so, log);
     ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     fs::rename(tmp_so, so);  // atomic: concurrent runs never load a half-written object
   }

@@ -97,13 +97,22 @@ template <class T> inline T min_(T a, T b) {
   const T m = b < a ? b : a;
   return b != b ? b : m;
 }
+// Integer Div and Mod are total (docs/numerics.md): x / 0 and x % 0 are 0,
+// and a signed x / -1 is the two's complement negation, so INT_MIN / -1
+// wraps to INT_MIN and INT_MIN % -1 is 0 (the hardware divide traps there:
+// SIGFPE), as numpy and ONNX Runtime's wrapping arithmetic give.
 template <class T> inline T div_(T a, T b) {
-  if constexpr (std::numeric_limits<T>::is_integer) return b == T(0) ? T(0) : T(a / b);
-  else return a / b;
+  if constexpr (std::numeric_limits<T>::is_integer) {
+    if (b == T(0)) return T(0);
+    if (T(-1) < T(0) && b == T(-1)) return T(0ull - static_cast<unsigned long long>(a));
+    return T(a / b);
+  } else {
+    return a / b;
+  }
 }
 template <class T> inline T mod_(T a, T b, int fmod_mode) {
   if constexpr (std::numeric_limits<T>::is_integer) {
-    if (b == T(0)) return T(0);
+    if (b == T(0) || (T(-1) < T(0) && b == T(-1))) return T(0);
     T r = T(a % b);
     if (!fmod_mode && r != T(0) && ((r < 0) != (b < 0))) r = T(r + b);
     return r;

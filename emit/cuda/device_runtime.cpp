@@ -77,12 +77,20 @@ template <class T> FP_D T elu(T x, T a) { return x < T(0) ? T(a * (exp(x) - T(1)
 template <class T> FP_D T select(bool c, T a, T b) { return c ? a : b; }  // Where (selp: no divergence)
 template <class T> FP_D T max_(T a, T b) { return (b > a || b != b) ? b : a; }
 template <class T> FP_D T min_(T a, T b) { return (b < a || b != b) ? b : a; }
+// Integer Div/Mod are total, as the CPU runtime's (emit/cpu/runtime.h):
+// x / 0 = x % 0 = 0, INT_MIN / -1 wraps to INT_MIN, INT_MIN % -1 = 0.
 template <class T> FP_D T div_(T a, T b) {
-  if constexpr (numeric_limits<T>::is_integer) return b == T(0) ? T(0) : T(a / b); else return a / b;
+  if constexpr (numeric_limits<T>::is_integer) {
+    if (b == T(0)) return T(0);
+    if (T(-1) < T(0) && b == T(-1)) return T(0ull - static_cast<unsigned long long>(a));
+    return T(a / b);
+  } else {
+    return a / b;
+  }
 }
 template <class T> FP_D T mod_(T a, T b, int fmod_mode) {
   if constexpr (numeric_limits<T>::is_integer) {
-    if (b == T(0)) return T(0);
+    if (b == T(0) || (T(-1) < T(0) && b == T(-1))) return T(0);
     T r = T(a % b);
     if (!fmod_mode && r != T(0) && ((r < 0) != (b < 0))) r = T(r + b);
     return r;

@@ -461,12 +461,17 @@ TEST(CliDevice, ACpuDeviceWithoutCacheLevelsIsRefused) {
 
 // accuracy -o DIR/report.md made DIR before fitting and before loading the
 // --closed-loop models: a fit or model that failed left DIR behind, empty.
+// Every command refuses an output whose directory is missing, before
+// any work (support/outputs.h), and a failure writes no report.
 TEST(CliAccuracy, AFailureLeavesNoOutputDirectory) {
   const std::string dir = fresh_dir("accuracy-late");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
   const std::string empty = write(dir, "empty.jsonl", "");
-  expect_refused(fuseplan({"accuracy", empty, "-o", dir + "/out/report.md"}), "no measurements of the held-out models");
-  EXPECT_FALSE(fs::exists(dir + "/out"));
+  expect_refused(fuseplan({"accuracy", empty, "-o", dir + "/out/report.md"}),
+                 "cannot write '" + dir + "/out/report.md': no directory '" + dir + "/out'");
+  EXPECT_FALSE(fs::exists(dir + "/report.md"));
+  expect_refused(fuseplan({"accuracy", empty, "-o", dir + "/report.md"}), "no measurements of the held-out models");
+  EXPECT_FALSE(fs::exists(dir + "/report.md"));
   const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
   std::vector<std::string> args = {"accuracy", "--device",
                                    std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices/host-cpu-1thread.json"};
@@ -474,18 +479,18 @@ TEST(CliAccuracy, AFailureLeavesNoOutputDirectory) {
     if (e.path().extension() == ".jsonl") args.push_back(e.path().string());
   for (const std::string& a : std::vector<std::string>{"--holdout", "gpt2_block.onnxtxt,mnist_wonnx.onnx", "--hold",
                                "launch_us,caches[L1].bw_GBps", "--statistic", "min", "--closed-loop", model, "-o",
-                               dir + "/out/report.md", "--groups-csv", dir + "/out/groups.csv"})
+                               dir + "/report.md", "--groups-csv", dir + "/groups.csv"})
     args.push_back(a);
   expect_refused(fuseplan(args), "unbound symbolic dim 'N'");  // the closed-loop model needs --batch
-  EXPECT_FALSE(fs::exists(dir + "/out"));
+  EXPECT_FALSE(fs::exists(dir + "/report.md"));
   args.back() = dir;  // --groups-csv DIR
   expect_refused(fuseplan(args), "cannot write '" + dir + "': it is a directory");
-  EXPECT_FALSE(fs::exists(dir + "/out"));
+  EXPECT_FALSE(fs::exists(dir + "/report.md"));
   // A CSV path under a file failed only after the report and its plot were
   // written ("internal error: filesystem error", exit 3).
   args.back() = model + "/groups.csv";
   expect_refused(fuseplan(args), "cannot write '" + model + "/groups.csv': '" + model + "' is not a directory");
-  EXPECT_FALSE(fs::exists(dir + "/out"));
+  EXPECT_FALSE(fs::exists(dir + "/report.md"));
 }
 
 // refeature wrote each file as it went: a bad record in the second file left

@@ -224,6 +224,18 @@ TEST(CpuEmit, HorizontalGroupAndInjectiveChainsAreBitIdentical) {
   expect_identical(g, plan);
 }
 
+// Negative pads crop (ONNX allows them): the emitted index was "(i0)--1",
+// which the C++ compiler refused (reported as the user's error).
+TEST(CpuEmit, NegativePadsCropAndAreBitIdentical) {
+  Builder b;
+  auto x = b.input("x", {4, 6, 10});
+  auto p = b.op("p", "Pad", OpClass::injective, {x}, {4, 4, 9}, {{"pads", V{0, -1, 1, 0, -1, -2}}, {"value", 3.0}});
+  auto e = b.op("e", "Exp", OpClass::elementwise, {p}, {4, 4, 9});
+  auto& g = b.done({e});
+  expect_identical(g, unfused_plan(g));
+  expect_identical(g, hand_plan(g, {{p, e}}));
+}
+
 // Reshape reads per block of common factors: dims inserted or dropped map
 // straight through, a split dim is a linear offset, only merged dims divide.
 TEST(CpuEmit, ReshapeCoordinatesDivideOnlyWhereDimsMerge) {
