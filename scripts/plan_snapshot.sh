@@ -7,8 +7,10 @@
 #   bash scripts/plan_snapshot.sh build/cli/fuseplan /tmp/plans-after
 #   diff -r /tmp/plans-before /tmp/plans-after
 # Env: BATCH (default 1), JOBS (parallel searches, default nproc),
-# DEVICES / STRATEGIES (space-separated subsets). A search that fails writes
+# DEVICES / STRATEGIES (space-separated subsets), MODELS (a grep -E pattern
+# on the file names: only those). A search that fails writes
 # OUT/.../<model>.err with its message instead (compared the same way).
+# The shared cases bind their dims from ../shared/cases/expected.json.
 set -euo pipefail
 bin=$(realpath "$1"); out=$2
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,9 +29,15 @@ dims() {
     *gpt2_tiny*) echo "--dim seq_len=16 --dim past_seq_len=16 --dim total_seq_len=32" ;;
     *attention_head*) echo "--dim sequence_len=100 --dim batch=100" ;;
     *gpt2_block*|*bert_base_layer*) echo "--dim S=128" ;;
+    *) [ -f "$shared/cases/$1.onnxtxt" ] && python3 -c '
+import json, sys
+for c in json.load(open(sys.argv[1]))["cases"]:
+    if c["file"] == sys.argv[2] + ".onnxtxt":
+        print(" ".join("--dim %s=%s" % kv for kv in c.get("dims", {}).items()))' "$shared/cases/expected.json" "$1" ;;
   esac
 }
-models=$(ls "$shared"/models/onnx/*.onnx "$here"/examples/*.onnxtxt "$shared"/cases/*.onnxtxt 2>/dev/null)
+models=$(ls "$shared"/models/onnx/*.onnx "$here"/examples/*.onnxtxt "$shared"/cases/*.onnxtxt 2>/dev/null |
+         grep -E "${MODELS:-.}")
 jobs_file=$(mktemp)
 for d in $devices; do for s in $strategies; do
   mkdir -p "$out/$d/$s"

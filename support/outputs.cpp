@@ -1,5 +1,6 @@
 #include "support/outputs.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +33,16 @@ void check_parent(const std::string& path) {
   if (!fs::exists(dir, ec)) refuse(path, "no directory '" + dir.string() + "'");
   if (!fs::is_directory(dir, ec)) refuse(path, "'" + dir.string() + "' is not a directory");
   if (::access(dir.c_str(), W_OK) != 0) refuse(path, "'" + dir.string() + "': " + std::strerror(errno));
+  // access() says yes to root everywhere, and /proc takes no new files:
+  // make (and drop) a file beside the output, as writing it will.
+  const fs::path probe = dir / (".fuseplan-check." + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    if (errno != EEXIST) refuse(path, "'" + dir.string() + "' takes no new file: " + std::strerror(errno));
+    return;
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }

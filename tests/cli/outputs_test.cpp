@@ -82,9 +82,11 @@ TEST(CliOutputs, EmitWritesItsFolderWhole) {
   EXPECT_FALSE(names_in(dir + "/k").empty());
   expect_refused(fuseplan({"emit", dir + "/plan.json", model, "--batch", "2", "--no-compile", "-o", dir + "/k"}),
                  "the directory is not empty");
-  // A plan made at another batch size fails after the check: nothing is left.
-  Result bad = fuseplan({"emit", dir + "/plan.json", model, "--batch", "3", "--no-compile", "-o", dir + "/k2"});
+  // A plan that does not load fails: nothing is left, no staging folder either.
+  const std::string broken = write(dir, "broken.json", "{");
+  Result bad = fuseplan({"emit", broken, model, "--batch", "2", "--no-compile", "-o", dir + "/k2"});
   EXPECT_EQ(bad.code, 2) << bad.err;
+  fs::remove(broken);
   EXPECT_EQ(names_in(dir), (std::set<std::string>{"k", "plan.json", "tiny.onnxtxt"}));
 }
 
@@ -109,7 +111,7 @@ TEST(CliOutputs, EveryCommandChecksItsOutputFirstByOneRule) {
 TEST(CliOutputs, ABrokenCompilerSettingIsAnEnvironmentError) {
   const std::string dir = fresh_dir("bad-cxx");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
-  for (const std::string& cxx : {"/bin/true", "/bin/false"}) {
+  for (const std::string cxx : {"/bin/true", "/bin/false"}) {
     SCOPED_TRACE(cxx);
     const std::string cache = dir + "/cache" + std::to_string(cxx.size());  // no cached kernels
     Result r = fuseplan({"run", model, "--batch", "2", "--device", "host-cpu"}, ".",

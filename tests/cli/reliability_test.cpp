@@ -10,7 +10,7 @@ namespace {
 // A v1 .npy file of `descr` ('<i8', '<f4') and 1-D or 2-D `shape` holding `bytes`.
 std::string npy(const std::string& descr, const std::string& shape, const std::string& bytes) {
   std::string h = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  h += std::string(64 - 10 - h.size() - 1, ' ') + "\n";
+  h += std::string((64 - (10 + h.size() + 1) % 64) % 64, ' ') + "\n";
   return std::string("\x93NUMPY\x01\x00", 8) + char(h.size() & 0xff) + char(h.size() >> 8) + h + bytes;
 }
 
@@ -30,7 +30,7 @@ m (int64[2] a) => (int64[2] q, int64[2] r, int64[1] c) {
 })");
   const int64_t v[2] = {INT64_MIN, 7};
   const std::string a = write(dir, "a.npy", npy("<i8", "(2,)", std::string(reinterpret_cast<const char*>(v), sizeof v)));
-  for (const std::string& strategy : {"unfused", "cost"}) {
+  for (const std::string strategy : {"unfused", "cost"}) {
     SCOPED_TRACE(strategy);
     Result r = fuseplan({"run", model, "--device", "host-cpu", "--strategy", strategy, "--verify", "--inputs",
                          "a=" + a, "--json"});
