@@ -19,7 +19,7 @@ struct InspectArgs {
 void run_inspect(const InspectArgs& a) {
   LoadedModel m = load_model(a.model);
   const Graph& g = m.graph;
-  DeviceSpec dummy;  // bytes and FLOPs do not depend on the device
+  const DeviceSpec dummy = make_cpu_device();  // bytes and FLOPs do not depend on the device
   struct ClassStats {
     int64_t count = 0;
     double flops = 0, bytes = 0;

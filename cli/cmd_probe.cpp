@@ -35,13 +35,13 @@ void add_probe(CLI::App& app) {
     ProbeResult r = run_probe(&std::cerr, *threads);
     write_device_file(r.device, *out);
     const DeviceSpec& d = r.device;
-    std::cout << "cores " << d.sm_count << ", FP32 " << fmt(d.fp32_TFLOPs * 1e3, 1) << " GFLOP/s, dispatch "
+    std::cout << "cores " << d.cpu->cores << ", FP32 " << fmt(d.fp32_TFLOPs * 1e3, 1) << " GFLOP/s, dispatch "
               << fmt(d.launch_us, 2) << " us (timed empty call " << fmt(r.timed_call_us, 2) << " us)\n";
-    for (const auto& c : d.caches)
+    for (const auto& c : d.cpu->caches)
       std::cout << "  " << c.name << " " << fmt_bytes(c.bytes) << ": triad " << fmt(c.bw_GBps, 1) << " GB/s\n";
     std::cout << "DRAM triad " << fmt(r.triad_dram_GBps, 1) << " GB/s; independent STREAM-style "
               << fmt(r.independent_dram_GBps, 1) << " GB/s (" << fmt(r.agreement_pct, 1) << "% apart)\n";
-    std::cout << "write-allocate (stores into flushed lines) " << fmt(d.write_allocate_bw_GBps, 1) << " GB/s\n";
+    std::cout << "write-allocate (stores into flushed lines) " << fmt(d.cpu->write_allocate_bw_GBps, 1) << " GB/s\n";
     std::cout << "wrote " << *out << " in " << fmt(r.seconds, 1) << " s (use it with --device " << *out << ")\n";
   });
 }

@@ -105,7 +105,10 @@ void run_refeature(const RefeatureArgs& a) {
       CostFeatures as_written = f;
       if (r.features.bytes_read_sources == 0) as_written.bytes_read_sources = 0;
       if (r.features.graph_bytes < 0) as_written.graph_bytes = -1;
-      if (r.features.transcendental_elems.empty()) as_written.transcendental_elems.clear();
+      if (r.features.transcendental_elems.empty()) {  // then the routines came from nowhere: none
+        as_written.transcendental_elems.clear();
+        as_written.libm_routines = 0;
+      }
       if (r.features.flops_scalar == 0) as_written.flops_scalar = 0;
       double p = predict_us(as_written, s.device);
       if (std::fabs(p - r.predicted_us) > 1e-6 * std::max(1.0, std::fabs(r.predicted_us)))

@@ -1,6 +1,8 @@
 // Calibration: fit a device's effective cost-model parameters to measured
-// group times by (non-negative, relative-error weighted) least squares.
-// Formulas, regime assignment and the refusal rules: docs/calibration.md.
+// group times by (non-negative, relative-error weighted) least squares. The
+// parameters and their design-matrix columns come from the table of cost
+// terms (costmodel/terms.h); a sample is priced with the same price().
+// Regime assignment and the refusal rules: docs/calibration.md.
 #pragma once
 
 #include <functional>
@@ -9,52 +11,11 @@
 #include <vector>
 
 #include "costmodel/device.h"
-#include "costmodel/group.h"
-#include "graph/graph.h"
+#include "costmodel/features.h"
+#include "costmodel/terms.h"
+#include "support/error.h"
 
 namespace fuseplan {
-
-/// The device-independent terms of one group's cost (what cost() multiplies
-/// by the device's parameters). Recorded with each measurement, so a fit
-/// needs no model files.
-struct CostFeatures {
-  double bytes_read = 0;         // external inputs (× passes), spill excluded
-  double bytes_written = 0;      // materialised outputs, spill excluded
-  double spill_bytes_raw = 0;    // register-spill traffic before spill_penalty
-  double flops_contraction = 0;  // FLOP-equivalents at the contraction peak
-  double flops_other = 0;        // FLOP-equivalents at the FP32 peak
-  double occupancy = 1;          // GPU: resident fraction (1 on CPU)
-  double gemm_calls = 0;         // library GEMM calls (GroupCost::gemm_calls)
-  double flops_transcendental = 0;  // the part of flops_other from transcendental ops
-  double reduction_steps = 0;    // serial accumulation steps of emitted reductions (× DeviceSpec::reduce_step_ns)
-  double select_steps = 0;       // steps of emitted ReduceMax/ReduceMin chains (× DeviceSpec::select_step_ns)
-  double pool_steps = 0;         // window elements of MaxPool/AveragePool (× DeviceSpec::pool_step_ns)
-  double sources_read = 0;       // source tensors the group reads: weights, constants, graph inputs (× DeviceSpec::source_read_us)
-  double im2col_elems = 0;       // im2col matrix elements its Convs write (× DeviceSpec::im2col_elem_ns)
-  double gemm_pack_elems = 0;    // elements its gemm() calls pack (× DeviceSpec::gemm_pack_elem_ns)
-  double gemm_microkernels = 0;  // micro-kernel runs of its gemm() calls (× DeviceSpec::gemm_microkernel_ns)
-  double graph_bytes = -1;       // graph_footprint_bytes of its graph (the store stall's regime); -1: unknown (older record)
-  double bytes_read_sources = 0; // the part of bytes_read from sources (CPU: at the DRAM rate); 0 in older records
-  double flops_scalar = 0;       // the part of flops_other in loops calling libm (CPU: × elems_per_thread); 0 in older records
-  // Elements each transcendental op evaluates (op name → output elements ×
-  // times computed): priced at the device's transcendental_weight. Empty
-  // (older record): flops_transcendental at the estimates.
-  std::map<std::string, double, std::less<>> transcendental_elems;
-
-  bool operator==(const CostFeatures&) const = default;
-};
-
-/// The features of `grp` as cost(g, grp, d) sees them (spill and occupancy
-/// depend on d's register limits, which calibration does not fit).
-CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d);
-
-/// cost(g, grp, d).predicted_us recomputed from the features alone (equal to
-/// it up to rounding; tests pin that).
-double predict_us(const CostFeatures& f, const DeviceSpec& d);
-
-/// Name of the memory level (cache level or "DRAM") a working set of `bytes`
-/// is priced at on a CPU device; "DRAM" on a GPU.
-std::string memory_level(double bytes, const DeviceSpec& d);
 
 /// One measured group.
 struct CalibrationSample {

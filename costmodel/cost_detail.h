@@ -1,5 +1,5 @@
-// Internal pieces of the cost model shared by cost.cpp, flops.cpp and
-// registers.cpp (not part of the public API; tests may use them).
+// Internal pieces of the cost model shared by its .cpp files (not part of
+// the public API; tests may use them).
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "costmodel/device.h"
-#include "costmodel/scratch.h"
+#include "costmodel/features.h"
 #include "costmodel/group.h"
+#include "costmodel/scratch.h"
+#include "costmodel/terms.h"
 #include "graph/graph.h"
 #include "support/format.h"
 
@@ -119,15 +121,15 @@ struct GroupFlops {
   double total() const { return contraction + other; }
 };
 /// Σ primitive_flops × times computed (see costmodel/README.md). With a
-/// CPU micro-tile (DeviceSpec::gemm_tile_m/_n > 0) each contraction's FLOPs
+/// CPU micro-tile (CpuSpec::gemm_tile_m/_n > 0) each contraction's FLOPs
 /// are those of its gemm() calls at M and N rounded up to whole tiles.
 /// With `d`, a transcendental op's FLOP-equivalents are transcendental_weight
 /// on d (its probe-measured time where d has one), in `other` and
 /// `transcendental` alike.
 GroupFlops group_flops(const GroupView& v, int gemm_tile_m = 0, int gemm_tile_n = 0, const DeviceSpec* d = nullptr);
 /// FLOP-equivalents per element of transcendental op `op` on d: its
-/// probe-measured ns per element (DeviceSpec::transcendental_ns) × one
-/// core's FP32 rate (fp32_TFLOPs × 1000 / sm_count FLOP per ns) when d
+/// probe-measured ns per element (CpuSpec::transcendental_ns) × one
+/// core's FP32 rate (fp32_TFLOPs × 1000 / cores FLOP per ns) when d
 /// lists it, else costmodel/flops.cpp's estimate.
 double transcendental_weight(std::string_view op, const DeviceSpec& d);
 /// Elements each transcendental op of the group evaluates (output elements ×
@@ -182,23 +184,22 @@ inline constexpr double kReduceOverlapSteps = 64;
 /// Whether primitive op `op` is a transcendental function (exp, log, tanh,
 /// erf, sin, cos, pow and the ops built on them): libm calls on the CPU.
 bool is_transcendental(std::string_view op);
-/// Effective efficiency of transcendental FLOPs on d (e_transcendental, or e_cmp when 0).
-inline double transcendental_efficiency(const DeviceSpec& d) { return d.e_transcendental > 0 ? d.e_transcendental : d.e_cmp; }
+/// Effective efficiency of transcendental FLOPs on d (a CPU's e_transcendental, or e_cmp when 0 or on a GPU).
+inline double transcendental_efficiency(const DeviceSpec& d) {
+  return d.cpu && d.cpu->e_transcendental > 0 ? d.cpu->e_transcendental : d.e_cmp;
+}
 /// Extra FLOP-equivalents per FLOP of GroupFlops::scalar on d: on a CPU a
-/// scalar op issues one element where a vectorised loop issues
-/// elems_per_thread (the fp32 lanes of its vectors), so each FLOP counts
-/// elems_per_thread times at e_cmp, elems_per_thread − 1 on top of `other`;
-/// 0 on a GPU (SIMT lanes run libm calls like any other instruction).
-inline double scalar_extra_flops(const DeviceSpec& d) { return d.is_gpu() ? 0.0 : std::max(0, d.elems_per_thread - 1); }
+/// scalar op issues one element where a vectorised loop issues vector_lanes
+/// (the fp32 lanes of its vectors), so each FLOP counts vector_lanes times
+/// at e_cmp, vector_lanes − 1 on top of `other`; 0 on a GPU (SIMT lanes run
+/// libm calls like any other instruction).
+inline double scalar_extra_flops(const DeviceSpec& d) { return d.cpu ? std::max(0, d.cpu->vector_lanes - 1) : 0.0; }
 
-/// CPU: the bandwidth, GB/s, of the level a working set no cache holds is
-/// priced at (the caches' DRAM entry, else dram_bw_GBps): where a group's
-/// source bytes come from.
-double cpu_dram_bw(const DeviceSpec& d);
 /// CPU: whether a graph of `graph_bytes` (graph_footprint_bytes; < 0:
-/// unknown, an older record: taken as beyond) fits in d's LLC (llc_bytes).
+/// unknown, a converted fuseplan.measurement/1 record: taken as beyond)
+/// fits in d's LLC (llc_bytes).
 inline bool fits_llc(double graph_bytes, const DeviceSpec& d) { return graph_bytes >= 0 && graph_bytes <= llc_bytes(d); }
-/// CPU: the bytes of `written` priced at DeviceSpec::write_allocate_bw_GBps
+/// CPU: the bytes of `written` priced at CpuSpec::write_allocate_bw_GBps
 /// in a graph of `graph_bytes`: those beyond the store queue
 /// (store_buffer_bytes) when the graph fits in the LLC, every one when it
 /// does not (the queue is taken by the earlier groups' stores); 0 when the
@@ -206,14 +207,14 @@ inline bool fits_llc(double graph_bytes, const DeviceSpec& d) { return graph_byt
 /// writes at the working-set level). E.g. 1024 B written with a 2048 B
 /// queue: 0 within the LLC, 1024 beyond it.
 inline double write_allocate_bytes(double written, double graph_bytes, const DeviceSpec& d) {
-  if (d.is_gpu() || !(d.write_allocate_bw_GBps > 0)) return 0;
-  const double free_bytes = fits_llc(graph_bytes, d) ? d.store_buffer_bytes : 0;
+  if (!d.cpu || !(d.cpu->write_allocate_bw_GBps > 0)) return 0;
+  const double free_bytes = fits_llc(graph_bytes, d) ? d.cpu->store_buffer_bytes : 0;
   return written > free_bytes ? written - free_bytes : 0;
 }
 /// CPU: the store-buffer stalls of a group writing `written` bytes in a graph
 /// of `graph_bytes`: 1 when it writes anything in a graph beyond the LLC
 /// (each line written first evicts a dirty one), priced ×
-/// DeviceSpec::store_stall_us; else 0, and 0 when the device prices no
+/// CpuSpec::store_stall_us; else 0, and 0 when the device prices no
 /// write-allocate.
 inline double store_stalls(double written, double graph_bytes, const DeviceSpec& d) {
   return !fits_llc(graph_bytes, d) && write_allocate_bytes(written, graph_bytes, d) > 0 ? 1 : 0;
@@ -224,7 +225,7 @@ inline double store_stalls(double written, double graph_bytes, const DeviceSpec&
 /// tables; a graph_bytes < 0, unknown, counts as beyond), none within it;
 /// 0 on a GPU.
 inline double libm_cold_calls(double routines, double graph_bytes, const DeviceSpec& d) {
-  return d.is_gpu() || fits_llc(graph_bytes, d) ? 0 : routines;
+  return !d.cpu || fits_llc(graph_bytes, d) ? 0 : routines;
 }
 /// Library GEMM calls the CPU runtime makes for contraction node n
 /// (emit/cpu/runtime.h): the matmul()/conv() entry itself plus its gemm()
@@ -245,7 +246,8 @@ struct RegisterEstimate {
   int extra_regs = 0;         // accumulators, shuffles, resident row, operand fragments
   int accumulator_regs = 0;   // contraction: tile_m·tile_n/threads (part of extra_regs)
   double threads = 0;         // threads (GPU) or vector iterations (CPU) the kernel runs
-  double spill_bytes = 0;     // local-memory (GPU) / L1 (CPU) traffic, × spill_penalty
+  double spill_bytes_raw = 0; // local-memory (GPU) / L1 (CPU) traffic, stores + loads, bytes
+  double spill_bytes = 0;     // spill_bytes_raw × spill_penalty
   double occupancy = 1.0;     // resident threads / max threads per SM (1 on CPU)
   double smem_bytes = 0;      // shared memory per block (multipass rows that miss registers)
 };
@@ -253,5 +255,30 @@ RegisterEstimate estimate_registers(const GroupView& v, const DeviceSpec& d);
 /// GPU occupancy (resident threads / max per SM) of `regs` registers per
 /// thread in blocks of `tpb` threads using `smem_bytes` shared memory per block.
 double gpu_occupancy(int regs, int tpb, double smem_bytes, const DeviceSpec& d);
+
+// ---- features.cpp ----
+/// What cost() learns of a group before pricing it: its inputs, FLOPs,
+/// registers (estimated, or measured by the installed ResourceOracle) and
+/// the features the terms price.
+struct GroupAnalysis {
+  PooledVector<NodeId> inputs;      // external inputs (sources in the group too), sorted, each once
+  double passes = 1;                // reads of each input (a multipass row not resident: reductions + 1)
+  GroupFlops flops;                 // at d's transcendental weights
+  RegisterEstimate regs;            // what priced the group: the estimate, or the measurement
+  int regs_estimate = 0;            // the estimate's registers per thread
+  double spill_bytes_estimate = 0;  // the estimate's spill traffic, bytes (× spill_penalty)
+  int regs_measured = -1;           // measured registers per thread, -1: none
+  double spill_bytes_measured = -1; // measured spill traffic, bytes (× spill_penalty), -1: none
+  bool measured = false;            // priced with the measurement
+  CostFeatures features;            // transcendental FLOPs at d's weights, no transcendental_elems
+};
+/// Analyses the group of v on d (asks the installed ResourceOracle as cost() does).
+void analyse_group(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a);
+
+// ---- breakdown.cpp ----
+/// The breakdown text of a priced group (cost.h explain_cost): what it
+/// reads, writes and computes, its registers, then each term's line.
+void write_breakdown(std::string& out, const GroupView& v, const GroupAnalysis& a, const GroupCost& c,
+                     const TermPrices& p, const DeviceSpec& d);
 
 }  // namespace fuseplan::costmodel_detail

@@ -1,6 +1,9 @@
 // Device descriptions: load configs/devices/<name>.json into a DeviceSpec,
 // list the configured devices, and write a DeviceSpec back as JSON (used by
-// `fuseplan probe` and `fuseplan calibrate`). Every error is one line.
+// `fuseplan probe` and `fuseplan calibrate`). The cost terms' parameters are
+// read and written from the table of costmodel/terms.h; the figures that
+// are no term's parameter (geometry, peaks) are listed here. A field of the
+// other kind of device is refused by name. Every error is one line.
 #include "costmodel/device.h"
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <span>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -38,7 +42,7 @@ std::string known_list() {
 
 // Reads field `key` of `j` into `out`. Required fields throw when absent;
 // a present field of the wrong type always throws. `ctx` names the file.
-void get_number(const json& j, const char* key, double& out, bool required, const std::string& ctx) {
+void get_number(const json& j, const std::string& key, double& out, bool required, const std::string& ctx) {
   auto it = j.find(key);
   if (it == j.end()) {
     if (required) throw Error(ctx + ": missing required field '" + key + "'");
@@ -79,97 +83,173 @@ void require_positive(double v, const char* key, const std::string& ctx) {
   if (!(v > 0)) throw Error(ctx + ": field '" + key + "' must be positive, got " + json(v).dump());
 }
 
-DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string& default_name) {
-  if (!j.is_object()) throw Error(ctx + ": top level must be a JSON object, got " + std::string(j.type_name()));
-  DeviceSpec d;
-  d.name = default_name;
-  get_string(j, "name", d.name, false, ctx);
-  get_string(j, "kind", d.kind, true, ctx);
-  if (d.kind != "gpu" && d.kind != "cpu")
-    throw Error(ctx + ": field 'kind' must be \"gpu\" or \"cpu\", got \"" + d.kind + "\"");
-  const bool gpu = d.kind == "gpu";
-  get_string(j, "arch", d.arch, true, ctx);
+// Checks `v`, field `key`, against `r` (ParamRange: terms.h).
+void check_range(double v, std::string_view key, const ParamRange& r, const std::string& ctx) {
+  const std::string field = ctx + ": field '" + std::string(key) + "' must be ";
+  const std::string got = ", got " + json(v).dump();
+  const std::string zero = r.zero_means.empty() ? "" : " (" + std::string(r.zero_means) + ")";
+  if (r.fraction) {
+    if (!(r.zero_ok ? v >= 0 : v > 0) || !(v <= r.hi))
+      throw Error(field + "in " + (r.zero_ok ? "[0, " : "(0, ") + json(r.hi).dump() + "]" + zero + got);
+  } else {
+    if (!(r.zero_ok ? v >= 0 : v > 0)) throw Error(field + (r.zero_ok ? ">= 0" + zero : "positive") + got);
+    // Figures far beyond any machine overflow a kernel's time to inf
+    // (spill_penalty 1e308 hung the search on NaN savings).
+    if (v > r.hi) throw Error(field + "at most " + json(r.hi).dump() + got);
+  }
+  if (v != 0 && v < r.floor) throw Error(field + "at least " + json(r.floor).dump() + got);
+}
 
-  get_number(j, "dram_bw_GBps", d.dram_bw_GBps, true, ctx);
-  get_number(j, "l2_bytes", d.l2_bytes, gpu, ctx);
-  get_int(j, "sm_count", d.sm_count, true, ctx);
-  get_number(j, "clock_GHz", d.clock_GHz, gpu, ctx);
-  get_number(j, "fp32_TFLOPs", d.fp32_TFLOPs, true, ctx);
-  get_number(j, "tensor_TFLOPs", d.tensor_TFLOPs, gpu, ctx);
-  get_int(j, "regs_per_sm", d.regs_per_sm, false, ctx);
-  get_int(j, "max_regs_per_thread", d.max_regs_per_thread, false, ctx);
-  get_number(j, "smem_per_sm_bytes", d.smem_per_sm_bytes, gpu, ctx);
-  get_number(j, "smem_per_block_bytes", d.smem_per_block_bytes, gpu, ctx);
-  get_int(j, "max_threads_per_sm", d.max_threads_per_sm, false, ctx);
-  get_int(j, "threads_per_block", d.threads_per_block, false, ctx);
-  get_int(j, "elems_per_thread", d.elems_per_thread, false, ctx);
-  get_number(j, "launch_us", d.launch_us, true, ctx);
-  get_number(j, "graph_launch_us", d.graph_launch_us, false, ctx);
-  get_number(j, "gemm_call_us", d.gemm_call_us, false, ctx);  // absent: 0 (no per-call term)
-  get_number(j, "source_read_us", d.source_read_us, false, ctx);  // absent: 0 (no first-touch term)
-  get_number(j, "libm_cold_us", d.libm_cold_us, false, ctx);      // absent: 0 (no cold-libm term)
-  get_number(j, "write_allocate_bw_GBps", d.write_allocate_bw_GBps, false, ctx);  // absent: 0 (writes at the level)
-  get_number(j, "store_buffer_bytes", d.store_buffer_bytes, false, ctx);
-  get_number(j, "store_stall_us", d.store_stall_us, false, ctx);  // absent: 0 (no stall term)
-  get_int(j, "gemm_tile_m", d.gemm_tile_m, false, ctx);  // absent: 0 (no micro-tile padding)
-  get_int(j, "gemm_tile_n", d.gemm_tile_n, false, ctx);
-  get_number(j, "e_mem", d.e_mem, false, ctx);
-  get_number(j, "e_cmp", d.e_cmp, false, ctx);
-  get_number(j, "e_contraction", d.e_contraction, false, ctx);
-  get_number(j, "e_transcendental", d.e_transcendental, false, ctx);  // absent: 0 = e_cmp
-  get_number(j, "reduce_step_ns", d.reduce_step_ns, false, ctx);  // absent: 0 (no serial-reduction term)
-  get_number(j, "pool_step_ns", d.pool_step_ns, false, ctx);  // absent: 0 (no pooling-window term)
-  get_number(j, "im2col_elem_ns", d.im2col_elem_ns, false, ctx);  // absent: 0 (no im2col term)
-  get_number(j, "gemm_pack_elem_ns", d.gemm_pack_elem_ns, false, ctx);  // absent: 0 (no packing term)
-  get_number(j, "gemm_microkernel_ns", d.gemm_microkernel_ns, false, ctx);  // absent: 0 (no per-run term)
-  get_number(j, "select_step_ns", d.select_step_ns, false, ctx);  // absent: 0 (no max/min-chain term)
-  get_number(j, "spill_penalty", d.spill_penalty, false, ctx);
-  get_number(j, "min_occupancy_for_full_bw", d.min_occupancy_for_full_bw, false, ctx);
+// Ranges of the figures that are no term's parameter (the terms' own: terms.cpp).
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+constexpr ParamRange kPeak{.hi = kNoLimit, .floor = 1e-12, .zero_ok = false, .fraction = false, .zero_means = ""};
+constexpr ParamRange kClock{.hi = kNoLimit, .floor = 0, .zero_ok = true, .fraction = false, .zero_means = ""};
+constexpr ParamRange kEfficiency{.hi = 1.5, .floor = 1e-6, .zero_ok = false, .fraction = true, .zero_means = ""};
 
+// The figures of one kind of device that are no term's parameter.
+constexpr const char* kGpuFigures[] = {"sm_count",           "l2_bytes",          "tensor_TFLOPs",
+                                       "regs_per_sm",        "max_regs_per_thread", "smem_per_sm_bytes",
+                                       "smem_per_block_bytes", "max_threads_per_sm", "threads_per_block",
+                                       "elems_per_thread",   "graph_launch_us",   "min_occupancy_for_full_bw"};
+constexpr const char* kCpuFigures[] = {"cores",       "caches",      "vector_regs",        "vector_lanes",
+                                       "gemm_tile_m", "gemm_tile_n", "store_buffer_bytes", "transcendental_ns"};
+
+// What a CPU device names a GPU figure it has in its own way.
+std::string cpu_name_of(std::string_view gpu_field) {
+  if (gpu_field == "sm_count") return " (a cpu device gives its cores as 'cores')";
+  if (gpu_field == "max_regs_per_thread") return " (a cpu device gives 'vector_regs')";
+  if (gpu_field == "elems_per_thread") return " (a cpu device gives 'vector_lanes')";
+  if (gpu_field == "l2_bytes") return " (a cpu device's last level is the largest of its 'caches')";
+  return "";
+}
+
+// Refuses the fields of the other kind of device: its own figures and the
+// parameters of terms that do not price on this kind.
+void refuse_other_kind(const json& j, bool gpu, const std::string& ctx) {
+  auto refuse = [&](std::string_view key) {
+    if (!j.contains(std::string(key))) return;
+    std::string why = gpu ? "CPU devices" : "GPU devices";
+    if (gpu && key == "transcendental_ns") why += " (GPU transcendentals are priced through e_cmp)";
+    if (!gpu) why += cpu_name_of(key);
+    throw Error(ctx + ": field '" + std::string(key) + "' is for " + why);
+  };
+  for (const char* key : gpu ? std::span<const char* const>(kCpuFigures) : std::span<const char* const>(kGpuFigures))
+    refuse(key);
+  for (const CostTerm& t : cost_terms())
+    if (t.part == (gpu ? ParamPart::cpu : ParamPart::gpu)) refuse(t.parameter);
+}
+
+void parse_gpu(const json& j, GpuSpec& g, const std::string& ctx) {
+  get_int(j, "sm_count", g.sm_count, true, ctx);
+  get_number(j, "l2_bytes", g.l2_bytes, true, ctx);
+  get_number(j, "tensor_TFLOPs", g.tensor_TFLOPs, true, ctx);
+  get_int(j, "regs_per_sm", g.regs_per_sm, false, ctx);
+  get_int(j, "max_regs_per_thread", g.max_regs_per_thread, false, ctx);
+  get_number(j, "smem_per_sm_bytes", g.smem_per_sm_bytes, true, ctx);
+  get_number(j, "smem_per_block_bytes", g.smem_per_block_bytes, true, ctx);
+  get_int(j, "max_threads_per_sm", g.max_threads_per_sm, false, ctx);
+  get_int(j, "threads_per_block", g.threads_per_block, false, ctx);
+  get_int(j, "elems_per_thread", g.elems_per_thread, false, ctx);
+  get_number(j, "graph_launch_us", g.graph_launch_us, false, ctx);
+  get_number(j, "min_occupancy_for_full_bw", g.min_occupancy_for_full_bw, false, ctx);
+  if (g.sm_count <= 0) throw Error(ctx + ": field 'sm_count' must be positive, got " + std::to_string(g.sm_count));
+  for (auto [key, v] : {std::pair{"threads_per_block", g.threads_per_block}, {"elems_per_thread", g.elems_per_thread},
+                        {"max_regs_per_thread", g.max_regs_per_thread}, {"regs_per_sm", g.regs_per_sm},
+                        {"max_threads_per_sm", g.max_threads_per_sm}})
+    if (v <= 0) throw Error(ctx + ": field '" + key + "' must be positive");
+  for (auto [key, v] : {std::pair{"tensor_TFLOPs", g.tensor_TFLOPs}, {"l2_bytes", g.l2_bytes},
+                        {"smem_per_sm_bytes", g.smem_per_sm_bytes}, {"smem_per_block_bytes", g.smem_per_block_bytes}})
+    if (!(v >= 0)) throw Error(ctx + ": field '" + key + "' must be >= 0, got " + json(v).dump());
+  check_range(g.graph_launch_us, "graph_launch_us", ParamRange{}, ctx);
+  if (!(g.min_occupancy_for_full_bw >= 0 && g.min_occupancy_for_full_bw <= 1))
+    throw Error(ctx + ": field 'min_occupancy_for_full_bw' must be in [0, 1], got " +
+                json(g.min_occupancy_for_full_bw).dump());
+  if (g.tensor_TFLOPs != 0 && g.tensor_TFLOPs < 1e-12)
+    throw Error(ctx + ": field 'tensor_TFLOPs' must be at least " + json(1e-12).dump() + ", got " +
+                json(g.tensor_TFLOPs).dump());
+}
+
+void parse_caches(const json& caches, CpuSpec& c, const std::string& ctx) {
+  if (!caches.is_array()) throw Error(ctx + ": field 'caches' must be an array of {name, bytes, bw_GBps}");
+  for (size_t i = 0; i < caches.size(); ++i) {
+    const json& e = caches[i];
+    const std::string cctx = ctx + ": caches[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw Error(cctx + " must be an object {name, bytes, bw_GBps}");
+    CacheLevel lvl;
+    get_string(e, "name", lvl.name, true, cctx);
+    get_number(e, "bytes", lvl.bytes, true, cctx);
+    get_number(e, "bw_GBps", lvl.bw_GBps, true, cctx);
+    require_positive(lvl.bw_GBps, "bw_GBps", cctx);
+    if (lvl.bytes < 0) throw Error(cctx + ": field 'bytes' must be >= 0 (0 = unbounded DRAM)");
+    if (lvl.bw_GBps < 1e-6)
+      throw Error(ctx + ": field 'caches[" + std::to_string(i) + "].bw_GBps' must be at least " + json(1e-6).dump() +
+                  ", got " + json(lvl.bw_GBps).dump());
+    c.caches.push_back(std::move(lvl));
+  }
+  if (c.caches.empty())
+    throw Error(ctx + ": field 'caches' is empty (a cpu device lists at least one cache level or its DRAM entry)");
+  // Ascending by capacity; a DRAM level (bytes = 0, unbounded) comes last.
+  for (size_t i = 1; i < c.caches.size(); ++i) {
+    const double prev = c.caches[i - 1].bytes, cur = c.caches[i].bytes;
+    if (prev == 0 || (cur != 0 && cur < prev))
+      throw Error(ctx + ": 'caches' must be in ascending size order (DRAM, bytes 0, last); entry " + std::to_string(i) +
+                  " ('" + c.caches[i].name + "') is out of order");
+  }
+}
+
+void parse_cpu(const json& j, CpuSpec& c, const std::string& ctx) {
+  get_int(j, "cores", c.cores, true, ctx);
+  auto caches = j.find("caches");
+  if (caches == j.end()) throw Error(ctx + ": missing required field 'caches' (a cpu device lists its cache levels)");
+  parse_caches(*caches, c, ctx);
+  get_int(j, "vector_regs", c.vector_regs, false, ctx);
+  get_int(j, "vector_lanes", c.vector_lanes, false, ctx);
+  get_int(j, "gemm_tile_m", c.gemm_tile_m, false, ctx);  // absent: 0 (no micro-tile padding)
+  get_int(j, "gemm_tile_n", c.gemm_tile_n, false, ctx);
+  get_number(j, "store_buffer_bytes", c.store_buffer_bytes, false, ctx);
+  if (c.cores <= 0) throw Error(ctx + ": field 'cores' must be positive, got " + std::to_string(c.cores));
+  for (auto [key, v] : {std::pair{"vector_regs", c.vector_regs}, {"vector_lanes", c.vector_lanes}})
+    if (v <= 0) throw Error(ctx + ": field '" + key + "' must be positive");
+  for (auto [key, v] : {std::pair{"gemm_tile_m", c.gemm_tile_m}, {"gemm_tile_n", c.gemm_tile_n}})
+    if (v < 0 || v > 4096)
+      throw Error(ctx + ": field '" + key + "' must be from 0 (no padding) to 4096, got " + std::to_string(v));
+  check_range(c.store_buffer_bytes, "store_buffer_bytes", ParamRange{}, ctx);
   if (auto it = j.find("transcendental_ns"); it != j.end()) {
-    if (gpu) throw Error(ctx + ": field 'transcendental_ns' is for CPU devices (GPU transcendentals are priced through e_cmp)");
     if (!it->is_object()) throw Error(ctx + ": field 'transcendental_ns' must be an object mapping op name to ns per element");
     for (const auto& [op, v] : it->items()) {
       if (!costmodel_detail::is_transcendental(op))
         throw Error(ctx + ": transcendental_ns['" + op + "']: not a transcendental op (costmodel/flops.cpp lists them)");
       if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 1e6))
         throw Error(ctx + ": transcendental_ns['" + op + "'] must be a number of ns in (0, 1e6], got " + v.dump());
-      d.transcendental_ns[op] = v.get<double>();
+      c.transcendental_ns[op] = v.get<double>();
     }
   }
+}
+
+DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string& default_name) {
+  if (!j.is_object()) throw Error(ctx + ": top level must be a JSON object, got " + std::string(j.type_name()));
+  std::string kind;
+  get_string(j, "kind", kind, true, ctx);
+  if (kind != "gpu" && kind != "cpu") throw Error(ctx + ": field 'kind' must be \"gpu\" or \"cpu\", got \"" + kind + "\"");
+  const bool gpu = kind == "gpu";
+  DeviceSpec d = gpu ? make_gpu_device() : make_cpu_device();
+  d.name = default_name;
+  get_string(j, "name", d.name, false, ctx);
+  get_string(j, "arch", d.arch, true, ctx);
+  refuse_other_kind(j, gpu, ctx);
+  get_number(j, "clock_GHz", d.clock_GHz, gpu, ctx);
+  get_number(j, "fp32_TFLOPs", d.fp32_TFLOPs, true, ctx);
+  get_number(j, "e_mem", d.e_mem, false, ctx);
+  if (gpu) parse_gpu(j, *d.gpu, ctx);
+  else parse_cpu(j, *d.cpu, ctx);
+  // The cost terms' parameters (absent and not required: 0, no such term).
+  for (const CostTerm& t : cost_terms())
+    if (double* p = t.field ? t.field(d) : nullptr) get_number(j, std::string(t.parameter), *p, t.required, ctx);
 
   if (auto it = j.find("calibrated"); it != j.end()) {
     if (!it->is_boolean()) throw Error(ctx + ": field 'calibrated' must be true or false");
     d.calibrated = it->get<bool>();
   }
-
-  if (auto it = j.find("caches"); it != j.end()) {
-    if (!it->is_array()) throw Error(ctx + ": field 'caches' must be an array of {name, bytes, bw_GBps}");
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& c = (*it)[i];
-      const std::string cctx = ctx + ": caches[" + std::to_string(i) + "]";
-      if (!c.is_object()) throw Error(cctx + " must be an object {name, bytes, bw_GBps}");
-      CacheLevel lvl;
-      get_string(c, "name", lvl.name, true, cctx);
-      get_number(c, "bytes", lvl.bytes, true, cctx);
-      get_number(c, "bw_GBps", lvl.bw_GBps, true, cctx);
-      require_positive(lvl.bw_GBps, "bw_GBps", cctx);
-      if (lvl.bytes < 0) throw Error(cctx + ": field 'bytes' must be >= 0 (0 = unbounded DRAM)");
-      d.caches.push_back(std::move(lvl));
-    }
-    if (!gpu && d.caches.empty())
-      throw Error(ctx + ": field 'caches' is empty (a cpu device lists at least one cache level or its DRAM entry)");
-    // Ascending by capacity; a DRAM level (bytes = 0, unbounded) comes last.
-    for (size_t i = 1; i < d.caches.size(); ++i) {
-      const double prev = d.caches[i - 1].bytes, cur = d.caches[i].bytes;
-      if (prev == 0 || (cur != 0 && cur < prev))
-        throw Error(ctx + ": 'caches' must be in ascending size order (DRAM, bytes 0, last); entry " +
-                    std::to_string(i) + " ('" + d.caches[i].name + "') is out of order");
-    }
-  } else if (!gpu) {
-    throw Error(ctx + ": missing required field 'caches' (a cpu device lists its cache levels)");
-  }
-
   if (auto it = j.find("sources"); it != j.end()) {
     if (!it->is_object()) throw Error(ctx + ": field 'sources' must be an object mapping figure name to its source");
     for (auto s = it->begin(); s != it->end(); ++s) {
@@ -178,70 +258,11 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
     }
   }
 
-  require_positive(d.dram_bw_GBps, "dram_bw_GBps", ctx);
-  require_positive(d.fp32_TFLOPs, "fp32_TFLOPs", ctx);
-  if (d.sm_count <= 0) throw Error(ctx + ": field 'sm_count' must be positive, got " + std::to_string(d.sm_count));
-  if (d.launch_us < 0) throw Error(ctx + ": field 'launch_us' must be >= 0");
-  if (d.gemm_call_us < 0) throw Error(ctx + ": field 'gemm_call_us' must be >= 0");
-  if (d.source_read_us < 0) throw Error(ctx + ": field 'source_read_us' must be >= 0");
-  if (!(d.libm_cold_us >= 0)) throw Error(ctx + ": field 'libm_cold_us' must be >= 0");
-  if (!(d.write_allocate_bw_GBps >= 0))
-    throw Error(ctx + ": field 'write_allocate_bw_GBps' must be >= 0 (0 = writes priced at the working-set level)");
-  if (!(d.store_buffer_bytes >= 0)) throw Error(ctx + ": field 'store_buffer_bytes' must be >= 0");
-  if (!(d.store_stall_us >= 0)) throw Error(ctx + ": field 'store_stall_us' must be >= 0");
-  for (auto [key, v] : {std::pair{"gemm_tile_m", d.gemm_tile_m}, {"gemm_tile_n", d.gemm_tile_n}})
-    if (v < 0 || v > 4096)
-      throw Error(ctx + ": field '" + key + "' must be from 0 (no padding) to 4096, got " + std::to_string(v));
-  if (d.reduce_step_ns < 0) throw Error(ctx + ": field 'reduce_step_ns' must be >= 0");
-  if (d.pool_step_ns < 0) throw Error(ctx + ": field 'pool_step_ns' must be >= 0");
-  if (!(d.im2col_elem_ns >= 0)) throw Error(ctx + ": field 'im2col_elem_ns' must be >= 0");
-  if (!(d.gemm_pack_elem_ns >= 0)) throw Error(ctx + ": field 'gemm_pack_elem_ns' must be >= 0");
-  if (!(d.gemm_microkernel_ns >= 0)) throw Error(ctx + ": field 'gemm_microkernel_ns' must be >= 0");
-  if (d.select_step_ns < 0) throw Error(ctx + ": field 'select_step_ns' must be >= 0");
-  if (d.threads_per_block <= 0) throw Error(ctx + ": field 'threads_per_block' must be positive");
-  if (d.elems_per_thread <= 0) throw Error(ctx + ": field 'elems_per_thread' must be positive");
-  if (d.max_regs_per_thread <= 0) throw Error(ctx + ": field 'max_regs_per_thread' must be positive");
-  if (d.regs_per_sm <= 0) throw Error(ctx + ": field 'regs_per_sm' must be positive");
-  if (d.max_threads_per_sm <= 0) throw Error(ctx + ": field 'max_threads_per_sm' must be positive");
-  for (auto [key, v] : {std::pair{"tensor_TFLOPs", d.tensor_TFLOPs}, {"l2_bytes", d.l2_bytes},
-                        {"smem_per_sm_bytes", d.smem_per_sm_bytes}, {"smem_per_block_bytes", d.smem_per_block_bytes},
-                        {"graph_launch_us", d.graph_launch_us}, {"spill_penalty", d.spill_penalty},
-                        {"clock_GHz", d.clock_GHz}})
-    if (!(v >= 0)) throw Error(ctx + ": field '" + key + "' must be >= 0, got " + json(v).dump());
-  if (!(d.min_occupancy_for_full_bw >= 0 && d.min_occupancy_for_full_bw <= 1))
-    throw Error(ctx + ": field 'min_occupancy_for_full_bw' must be in [0, 1], got " + json(d.min_occupancy_for_full_bw).dump());
-  for (auto [key, v] : {std::pair{"e_mem", d.e_mem}, {"e_cmp", d.e_cmp}, {"e_contraction", d.e_contraction}})
-    if (!(v > 0 && v <= 1.5)) throw Error(ctx + ": field '" + key + "' must be in (0, 1.5], got " + json(v).dump());
-  if (!(d.e_transcendental >= 0 && d.e_transcendental <= 1.5))
-    throw Error(ctx + ": field 'e_transcendental' must be in [0, 1.5] (0 = e_cmp), got " + json(d.e_transcendental).dump());
-  // Magnitudes: figures far beyond any machine overflow a kernel's time to
-  // inf (spill_penalty 1e308 hung the search on NaN savings), so each is
-  // bounded well outside what a real device has.
-  auto at_most = [&](const char* key, double v, double hi) {
-    if (v > hi) throw Error(ctx + ": field '" + key + "' must be at most " + json(hi).dump() + ", got " + json(v).dump());
-  };
-  auto at_least = [&](const std::string& key, double v, double lo) {
-    if (v != 0 && v < lo)
-      throw Error(ctx + ": field '" + key + "' must be at least " + json(lo).dump() + ", got " + json(v).dump());
-  };
-  for (auto [key, v] : {std::pair{"launch_us", d.launch_us}, {"graph_launch_us", d.graph_launch_us},
-                        {"gemm_call_us", d.gemm_call_us}, {"source_read_us", d.source_read_us},
-                        {"libm_cold_us", d.libm_cold_us},
-                        {"reduce_step_ns", d.reduce_step_ns}, {"pool_step_ns", d.pool_step_ns},
-                        {"select_step_ns", d.select_step_ns}, {"store_buffer_bytes", d.store_buffer_bytes},
-                        {"store_stall_us", d.store_stall_us}, {"im2col_elem_ns", d.im2col_elem_ns},
-                        {"gemm_pack_elem_ns", d.gemm_pack_elem_ns}, {"gemm_microkernel_ns", d.gemm_microkernel_ns}})
-    at_most(key, v, 1e9);
-  at_most("spill_penalty", d.spill_penalty, 1e6);
-  at_least("dram_bw_GBps", d.dram_bw_GBps, 1e-6);
-  at_least("write_allocate_bw_GBps", d.write_allocate_bw_GBps, 1e-6);
-  for (size_t i = 0; i < d.caches.size(); ++i)
-    at_least("caches[" + std::to_string(i) + "].bw_GBps", d.caches[i].bw_GBps, 1e-6);
-  for (auto [key, v] : {std::pair{"fp32_TFLOPs", d.fp32_TFLOPs}, {"tensor_TFLOPs", d.tensor_TFLOPs}})
-    at_least(key, v, 1e-12);
-  for (auto [key, v] : {std::pair{"e_mem", d.e_mem}, {"e_cmp", d.e_cmp}, {"e_contraction", d.e_contraction},
-                        {"e_transcendental", d.e_transcendental}})
-    at_least(key, v, 1e-6);
+  check_range(d.fp32_TFLOPs, "fp32_TFLOPs", kPeak, ctx);
+  check_range(d.clock_GHz, "clock_GHz", kClock, ctx);
+  check_range(d.e_mem, "e_mem", kEfficiency, ctx);
+  for (const CostTerm& t : cost_terms())
+    if (const double* p = t.field ? t.field(d) : nullptr) check_range(*p, t.parameter, t.range, ctx);
   return d;
 }
 
@@ -251,6 +272,18 @@ bool looks_like_path(const std::string& s) {
 }
 
 }  // namespace
+
+DeviceSpec make_gpu_device() {
+  DeviceSpec d;
+  d.gpu.emplace();
+  return d;
+}
+
+DeviceSpec make_cpu_device() {
+  DeviceSpec d;
+  d.cpu.emplace();
+  return d;
+}
 
 std::string data_dir() {
   if (const char* env = std::getenv("FUSEPLAN_DATA_DIR"); env && *env) return env;
@@ -304,59 +337,50 @@ DeviceSpec load_device(const std::string& name_or_path) {
 std::string device_to_json(const DeviceSpec& d) {
   ojson j;
   j["name"] = d.name;
-  j["kind"] = d.kind;
+  j["kind"] = std::string(d.kind());
   j["arch"] = d.arch;
-  j["dram_bw_GBps"] = d.dram_bw_GBps;
-  j["l2_bytes"] = d.l2_bytes;
-  if (!d.caches.empty() || d.kind == "cpu") {
+  j["clock_GHz"] = d.clock_GHz;
+  j["fp32_TFLOPs"] = d.fp32_TFLOPs;
+  j["e_mem"] = d.e_mem;
+  if (const GpuSpec* g = d.gpu ? &*d.gpu : nullptr) {
+    j["sm_count"] = g->sm_count;
+    j["l2_bytes"] = g->l2_bytes;
+    j["tensor_TFLOPs"] = g->tensor_TFLOPs;
+    j["regs_per_sm"] = g->regs_per_sm;
+    j["max_regs_per_thread"] = g->max_regs_per_thread;
+    j["smem_per_sm_bytes"] = g->smem_per_sm_bytes;
+    j["smem_per_block_bytes"] = g->smem_per_block_bytes;
+    j["max_threads_per_sm"] = g->max_threads_per_sm;
+    j["threads_per_block"] = g->threads_per_block;
+    j["elems_per_thread"] = g->elems_per_thread;
+    j["graph_launch_us"] = g->graph_launch_us;
+    j["min_occupancy_for_full_bw"] = g->min_occupancy_for_full_bw;
+  }
+  if (const CpuSpec* c = d.cpu ? &*d.cpu : nullptr) {
+    j["cores"] = c->cores;
     ojson caches = ojson::array();
-    for (const auto& c : d.caches) {
+    for (const auto& l : c->caches) {
       ojson cj;
-      cj["name"] = c.name;
-      cj["bytes"] = c.bytes;
-      cj["bw_GBps"] = c.bw_GBps;
+      cj["name"] = l.name;
+      cj["bytes"] = l.bytes;
+      cj["bw_GBps"] = l.bw_GBps;
       caches.push_back(std::move(cj));
     }
     j["caches"] = std::move(caches);
+    j["vector_regs"] = c->vector_regs;
+    j["vector_lanes"] = c->vector_lanes;
+    j["gemm_tile_m"] = c->gemm_tile_m;
+    j["gemm_tile_n"] = c->gemm_tile_n;
+    j["store_buffer_bytes"] = c->store_buffer_bytes;
+    if (!c->transcendental_ns.empty()) {
+      ojson t = ojson::object();
+      for (const auto& [op, ns] : c->transcendental_ns) t[op] = ns;
+      j["transcendental_ns"] = std::move(t);
+    }
   }
-  j["sm_count"] = d.sm_count;
-  j["clock_GHz"] = d.clock_GHz;
-  j["fp32_TFLOPs"] = d.fp32_TFLOPs;
-  j["tensor_TFLOPs"] = d.tensor_TFLOPs;
-  j["regs_per_sm"] = d.regs_per_sm;
-  j["max_regs_per_thread"] = d.max_regs_per_thread;
-  j["smem_per_sm_bytes"] = d.smem_per_sm_bytes;
-  j["smem_per_block_bytes"] = d.smem_per_block_bytes;
-  j["max_threads_per_sm"] = d.max_threads_per_sm;
-  j["threads_per_block"] = d.threads_per_block;
-  j["elems_per_thread"] = d.elems_per_thread;
-  j["launch_us"] = d.launch_us;
-  j["graph_launch_us"] = d.graph_launch_us;
-  j["gemm_call_us"] = d.gemm_call_us;
-  j["source_read_us"] = d.source_read_us;
-  if (d.libm_cold_us > 0) j["libm_cold_us"] = d.libm_cold_us;
-  j["write_allocate_bw_GBps"] = d.write_allocate_bw_GBps;
-  j["store_buffer_bytes"] = d.store_buffer_bytes;
-  j["store_stall_us"] = d.store_stall_us;
-  j["gemm_tile_m"] = d.gemm_tile_m;
-  j["gemm_tile_n"] = d.gemm_tile_n;
-  j["e_mem"] = d.e_mem;
-  j["e_cmp"] = d.e_cmp;
-  j["e_contraction"] = d.e_contraction;
-  j["e_transcendental"] = d.e_transcendental;
-  if (!d.transcendental_ns.empty()) {
-    ojson t = ojson::object();
-    for (const auto& [op, ns] : d.transcendental_ns) t[op] = ns;
-    j["transcendental_ns"] = std::move(t);
-  }
-  j["reduce_step_ns"] = d.reduce_step_ns;
-  j["select_step_ns"] = d.select_step_ns;
-  j["pool_step_ns"] = d.pool_step_ns;
-  j["im2col_elem_ns"] = d.im2col_elem_ns;
-  j["gemm_pack_elem_ns"] = d.gemm_pack_elem_ns;
-  j["gemm_microkernel_ns"] = d.gemm_microkernel_ns;
-  j["spill_penalty"] = d.spill_penalty;
-  j["min_occupancy_for_full_bw"] = d.min_occupancy_for_full_bw;
+  // The cost terms' parameters, in the table's order.
+  for (const CostTerm& t : cost_terms())
+    if (const double* p = t.field ? t.field(const_cast<DeviceSpec&>(d)) : nullptr) j[std::string(t.parameter)] = *p;
   j["calibrated"] = d.calibrated;
   ojson src = ojson::object();
   for (const auto& [k, v] : d.sources) src[k] = v;

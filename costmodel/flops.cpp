@@ -358,8 +358,9 @@ double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
 }  // namespace
 
 double transcendental_weight(std::string_view op, const DeviceSpec& d) {
-  if (auto it = d.transcendental_ns.find(op); it != d.transcendental_ns.end())
-    return it->second * d.fp32_TFLOPs * 1000 / std::max(1, d.sm_count);
+  if (!d.cpu) return elementwise_per_elem(op);
+  if (auto it = d.cpu->transcendental_ns.find(op); it != d.cpu->transcendental_ns.end())
+    return it->second * d.fp32_TFLOPs * 1000 / std::max(1, d.cpu->cores);
   return elementwise_per_elem(op);
 }
 
@@ -481,7 +482,7 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
       out.gemm_pack_elems += gemms * gemm_pack_elems(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
       out.gemm_microkernels += gemms * gemm_microkernel_runs(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
     } else if (f > 0 && nf.transcendental) {
-      if (d && !d->transcendental_ns.empty()) {  // the device's measured weight in place of the estimate
+      if (d && d->cpu && !d->cpu->transcendental_ns.empty()) {  // the device's measured weight in place of the estimate
         const std::string& op = g.node(n).op;
         const double on_device = static_cast<double>(g.numel(n)) * out.times[i] * transcendental_weight(op, *d);
         out.other += on_device - f;

@@ -170,8 +170,9 @@ double iteration_space(const GroupView& v) {
 
 RegisterEstimate estimate_gpu(const GroupView& v, const DeviceSpec& d) {
   RegisterEstimate r;
-  const double ept = std::max(1, d.elems_per_thread);
-  const int tpb_loop = std::max(1, d.threads_per_block);
+  const GpuSpec& gpu = *d.gpu;
+  const double ept = std::max(1, gpu.elems_per_thread);
+  const int tpb_loop = std::max(1, gpu.threads_per_block);
   int tpb = tpb_loop;
   const int reductions = count_reductions(v);
   const int reduction_regs = reductions ? reductions * kGpuRegsPerReduction + kGpuReductionIndexRegs : 0;
@@ -214,9 +215,9 @@ RegisterEstimate estimate_gpu(const GroupView& v, const DeviceSpec& d) {
       break;
   }
   r.regs = r.base_regs + r.live_regs + r.extra_regs;
-  const int limit = std::max(1, d.max_regs_per_thread);
-  if (r.regs > limit)
-    r.spill_bytes = (r.regs - limit) * kBytesPerReg * 2 * r.threads * d.spill_penalty;  // store + load
+  const int limit = std::max(1, gpu.max_regs_per_thread);
+  if (r.regs > limit) r.spill_bytes_raw = (r.regs - limit) * kBytesPerReg * 2 * r.threads;  // store + load
+  r.spill_bytes = r.spill_bytes_raw * d.spill_penalty;
   r.occupancy = gpu_occupancy(r.regs, tpb, r.smem_bytes, d);
   return r;
 }
@@ -237,9 +238,9 @@ RegisterEstimate estimate_cpu(const GroupView& v, const DeviceSpec& d) {
   }
   r.regs = r.live_regs + r.extra_regs;  // addresses live in general-purpose registers
   r.threads = iteration_space(v) / lanes_f32;  // vector iterations
-  const int limit = std::max(1, d.max_regs_per_thread);
-  if (r.regs > limit)
-    r.spill_bytes = (r.regs - limit) * kCpuVectorBytes * 2 * r.threads * d.spill_penalty;
+  const int limit = std::max(1, d.cpu->vector_regs);
+  if (r.regs > limit) r.spill_bytes_raw = (r.regs - limit) * kCpuVectorBytes * 2 * r.threads;  // store + load
+  r.spill_bytes = r.spill_bytes_raw * d.spill_penalty;
   r.occupancy = 1.0;
   return r;
 }
@@ -248,14 +249,16 @@ RegisterEstimate estimate_cpu(const GroupView& v, const DeviceSpec& d) {
 
 double gpu_occupancy(int regs, int tpb, double smem_bytes, const DeviceSpec& d) {
   // Resident blocks limited by registers (and shared memory).
-  const int limit = std::max(1, d.max_regs_per_thread);
+  const GpuSpec& gpu = *d.gpu;
+  const int limit = std::max(1, gpu.max_regs_per_thread);
   tpb = std::max(1, tpb);
   int used = std::max(1, std::min(regs, limit));
   used = (used + kGpuRegAllocUnit - 1) / kGpuRegAllocUnit * kGpuRegAllocUnit;
-  double blocks = std::floor(static_cast<double>(d.regs_per_sm) / (static_cast<double>(used) * tpb));
-  if (smem_bytes > 0 && d.smem_per_sm_bytes > 0) blocks = std::min(blocks, std::floor(d.smem_per_sm_bytes / smem_bytes));
-  double resident = blocks >= 1 ? blocks * tpb : static_cast<double>(d.regs_per_sm) / used;
-  return d.max_threads_per_sm > 0 ? std::min(1.0, resident / d.max_threads_per_sm) : 1.0;
+  double blocks = std::floor(static_cast<double>(gpu.regs_per_sm) / (static_cast<double>(used) * tpb));
+  if (smem_bytes > 0 && gpu.smem_per_sm_bytes > 0)
+    blocks = std::min(blocks, std::floor(gpu.smem_per_sm_bytes / smem_bytes));
+  double resident = blocks >= 1 ? blocks * tpb : static_cast<double>(gpu.regs_per_sm) / used;
+  return gpu.max_threads_per_sm > 0 ? std::min(1.0, resident / gpu.max_threads_per_sm) : 1.0;
 }
 
 RegisterEstimate estimate_registers(const GroupView& v, const DeviceSpec& d) {

@@ -518,9 +518,10 @@ ProbeResult run_probe(std::ostream* log, int threads) {
       " GHz, load average " + load.substr(0, load.find(' ')));
 
   ProbeResult r;
+  r.device = make_cpu_device();
   DeviceSpec& d = r.device;
+  CpuSpec& cpu = *d.cpu;
   d.name = "host-cpu";
-  d.kind = "cpu";
 #if defined(__x86_64__)
   d.arch = h.avx2 ? "x86-64-avx2" : "x86-64";
 #elif defined(__aarch64__)
@@ -529,8 +530,8 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   d.arch = "unknown-cpu";
 #endif
   d.sources["arch"] = "CPU feature flags (__builtin_cpu_supports), " + measured;
-  d.sm_count = nt;
-  d.sources["sm_count"] = "online logical CPUs (sysconf _SC_NPROCESSORS_ONLN) = cores used by the CPU backend, " + measured;
+  cpu.cores = nt;
+  d.sources["cores"] = "online logical CPUs (sysconf _SC_NPROCESSORS_ONLN) = cores used by the CPU backend, " + measured;
   d.clock_GHz = h.clock_GHz;
   d.sources["clock_GHz"] = "/proc/cpuinfo 'cpu MHz' of cpu0 (current, not max turbo), read by fuseplan probe on " + date;
 
@@ -578,13 +579,13 @@ ProbeResult run_probe(std::ostream* log, int threads) {
         bytes = static_cast<double>(good);
       }
     }
-    d.caches.push_back({c.name, bytes, bw});
+    cpu.caches.push_back({c.name, bytes, bw});
     say(c.name + " (" + fmt(c.bytes / 1024.0, 6) + " KiB" + (shared ? " shared" : " per core") + "): triad at " +
         fmt(ws / 1048576.0) + " MiB = " + fmt(bw, 4) + " GB/s" +
         (bytes != static_cast<double>(c.bytes) ? ", effective capacity " + fmt(bytes / 1048576.0, 5) + " MiB" : ""));
     prev_total = total_cap;
   }
-  d.caches.push_back({"DRAM", 0.0, r.triad_dram_GBps});
+  cpu.caches.push_back({"DRAM", 0.0, r.triad_dram_GBps});
   d.sources["caches"] = "sizes from /sys/devices/system/cpu/cpu0/cache (L1/L2 per core, L3 total); bw_GBps = STREAM-style "
                         "float64 triad on all cores (private levels at half capacity per core, shared levels at 4x the "
                         "level below; DRAM at " + fmt(dram_ws / 1048576.0, 5) + " MiB), best of 5" + effective_note +
@@ -598,24 +599,21 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   d.sources["dram_bw_GBps"] += "; independent float32 spawn/join triad gave " + fmt(r.independent_dram_GBps, 4) +
                                " GB/s (within " + fmt(r.agreement_pct, 2) + "%)";
 
-  // Last-level cache: the largest level's total (effective) capacity.
+  // Last-level cache: the largest level's total (effective) capacity (what
+  // the cold-libm measurement streams 4x of).
   double llc = 0;
-  for (std::size_t i = 0; i + 1 < d.caches.size(); ++i) {  // skip DRAM (last)
+  for (std::size_t i = 0; i + 1 < cpu.caches.size(); ++i) {  // skip DRAM (last)
     int shared_by = 1;
     for (const auto& c : h.caches)
-      if (c.name == d.caches[i].name) shared_by = c.shared_by;
-    llc = std::max(llc, shared_by > 1 ? d.caches[i].bytes : d.caches[i].bytes * nt);
+      if (c.name == cpu.caches[i].name) shared_by = c.shared_by;
+    llc = std::max(llc, shared_by > 1 ? cpu.caches[i].bytes : cpu.caches[i].bytes * nt);
   }
-  d.l2_bytes = llc;
-  d.sources["l2_bytes"] = "last-level cache total bytes (sysfs, or the effective capacity the probe measured), " + measured;
 
   const double gflops = fp32_on_pool(pool);
   d.fp32_TFLOPs = gflops / 1000.0;
   d.sources["fp32_TFLOPs"] = std::string("12 independent FMA-free mul+add chains on ") +
                              (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " fp32 vectors, all cores, " + measured;
   say("FP32: " + fmt(gflops, 4) + " GFLOP/s (mul+add, no FMA)");
-  d.tensor_TFLOPs = 0;
-  d.sources["tensor_TFLOPs"] = "0: the CPU backend uses no matrix units (AMX/tensor cores)";
 
   const int kernel_threads = threads > 0 ? threads : nt;
   const double fork_join_us = kernel_threads == nt ? dispatch_on_pool(pool) : pool_dispatch_us(kernel_threads);
@@ -638,10 +636,8 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   say("dispatch: " + std::to_string(kernel_threads) + "-thread pool fork-join " + fmt(fork_join_us) +
       " us, spawn/join " + fmt(r.spawn_join_us) + " us, timed empty call " + fmt(r.timed_call_us) + " us; launch_us " +
       fmt(d.launch_us) + " us");
-  d.graph_launch_us = 0;
-  d.sources["graph_launch_us"] = "0: no CUDA graphs on the CPU backend";
-  d.gemm_call_us = 0;
-  d.e_transcendental = 0;
+  cpu.gemm_call_us = 0;
+  cpu.e_transcendental = 0;
   d.sources["e_transcendental"] =
       "0: transcendental FLOP-equivalents at e_cmp (uncalibrated); the CPU backend calls scalar libm for "
       "exp/log/tanh/erf/sin/cos/pow (-fno-fast-math), fuseplan calibrate fits their own efficiency, docs/calibration.md";
@@ -655,37 +651,37 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   // Stores into lines no cache holds, 1 MiB per thread (within the private
   // caches, so no write-back of the lines written is timed).
   constexpr std::size_t kWriteAllocateBytes = std::size_t{1} << 20;
-  d.write_allocate_bw_GBps = write_allocate_on_pool(pool, kWriteAllocateBytes, 11);
+  cpu.write_allocate_bw_GBps = write_allocate_on_pool(pool, kWriteAllocateBytes, 11);
   d.sources["write_allocate_bw_GBps"] =
       "stores (" + std::string(h.avx2 ? "256-bit AVX2" : "128-bit SSE") + ") into 1 MiB per thread just flushed "
       "from every cache (CLFLUSH), all cores, best of 11: each line is read before it is written (write-allocate), " +
       measured;
-  say("write-allocate: stores into flushed lines " + fmt(d.write_allocate_bw_GBps, 4) + " GB/s");
-  d.store_buffer_bytes = 2048;
+  say("write-allocate: stores into flushed lines " + fmt(cpu.write_allocate_bw_GBps, 4) + " GB/s");
+  cpu.store_buffer_bytes = 2048;
   d.sources["store_buffer_bytes"] =
       "2048: stores the store buffer holds while their lines fill (Golden Cove: 114 entries, 3.6 KiB of 32-byte "
       "stores; Intel optimization manual ch. 2); 2, 4 and 8 KiB fit the calibration records alike, docs/calibration.md";
-  d.store_stall_us = 0;
+  cpu.store_stall_us = 0;
   fitted_later("store_stall_us", "store-buffer stall",
                "us per group whose stores overflow store_buffer_bytes: one line fill before they drain");
   // The CPU backend's gemm() micro-tile for the vector width -march=native
   // gives the emitted kernels here (emit/cpu/runtime.h kGemmMR x 2 kGemmVW).
   const int gemm_vw = gemm_vector_floats();
-  d.gemm_tile_m = 6;
-  d.gemm_tile_n = 2 * gemm_vw;
+  cpu.gemm_tile_m = 6;
+  cpu.gemm_tile_n = 2 * gemm_vw;
   d.sources["gemm_tile_m"] = "6: emit/cpu/runtime.h kGemmMR (micro-tile rows), any ISA";
   d.sources["gemm_tile_n"] = std::to_string(2 * gemm_vw) + ": emit/cpu/runtime.h kGemmNR = 2 vectors of " +
                              std::to_string(gemm_vw) + " floats (" +
                              (gemm_vw == 16 ? "AVX-512F" : gemm_vw == 8 ? "AVX" : "SSE") +
                              " per __builtin_cpu_supports, what -march=native compiles the kernels for), " + measured;
-  d.source_read_us = 0;
+  cpu.source_read_us = 0;
   fitted_later("source_read_us", "first-touch",
                "us per source tensor a group reads: weights, constants and graph inputs start cold after a flush");
-  d.reduce_step_ns = 0;
-  d.pool_step_ns = 0;
-  d.select_step_ns = 0;
-  d.im2col_elem_ns = 0;
-  d.gemm_pack_elem_ns = 0;
+  cpu.reduce_step_ns = 0;
+  cpu.pool_step_ns = 0;
+  cpu.select_step_ns = 0;
+  cpu.im2col_elem_ns = 0;
+  cpu.gemm_pack_elem_ns = 0;
   fitted_later("select_step_ns", "max/min-chain", "ns per reduced element of an emitted ReduceMax/ReduceMin loop");
   fitted_later("pool_step_ns", "pooling-window", "ns per window element of emit/cpu/runtime.h pool()");
   fitted_later("reduce_step_ns", "serial-reduction", "ns per reduced element of an emitted sum/mean/prod reduce loop");
@@ -695,11 +691,11 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   // block, so calibration cannot fit it; measured here and held.
   try {
     std::string note;
-    d.gemm_microkernel_ns = gemm_microkernel_ns(note);
+    cpu.gemm_microkernel_ns = gemm_microkernel_ns(note);
     d.sources["gemm_microkernel_ns"] = note + ", " + measured + " (calibration holds it)";
-    say("gemm() micro-kernel: " + fmt(d.gemm_microkernel_ns, 3) + " ns per run (" + note + ")");
+    say("gemm() micro-kernel: " + fmt(cpu.gemm_microkernel_ns, 3) + " ns per run (" + note + ")");
   } catch (const Error& e) {
-    d.gemm_microkernel_ns = 0;
+    cpu.gemm_microkernel_ns = 0;
     d.sources["gemm_microkernel_ns"] = std::string("0: not measured (") + e.what() + ")";
     say(std::string("gemm() micro-kernel not measured, term left at 0: ") + e.what());
   }
@@ -709,8 +705,8 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   // never saw (docs/calibration.md, "Admitting a term").
   try {
     std::string note;
-    d.transcendental_ns = transcendental_ns(note);
-    d.e_transcendental = 1;
+    cpu.transcendental_ns = transcendental_ns(note);
+    cpu.e_transcendental = 1;
     d.sources["transcendental_ns"] = note + ", " + measured;
     d.sources["e_transcendental"] =
         "1: the probe's speed (transcendental_ns); fuseplan calibrate fits it as one scale over all of them, "
@@ -719,35 +715,23 @@ ProbeResult run_probe(std::ostream* log, int threads) {
     // Their code and tables cold, as after groups that streamed the LLC
     // (docs/calibration.md, "The fit"): held by calibration, never fitted.
     std::string cold_note;
-    d.libm_cold_us = libm_cold_us(static_cast<std::size_t>(4 * d.l2_bytes), cold_note);
+    cpu.libm_cold_us = libm_cold_us(static_cast<std::size_t>(4 * llc), cold_note);
     d.sources["libm_cold_us"] = cold_note + ", " + measured;
-    say("cold libm routine: " + fmt(d.libm_cold_us, 3) + " us (" + cold_note + ")");
+    say("cold libm routine: " + fmt(cpu.libm_cold_us, 3) + " us (" + cold_note + ")");
   } catch (const Error& e) {
-    d.transcendental_ns.clear();
-    d.libm_cold_us = 0;
+    cpu.transcendental_ns.clear();
+    cpu.libm_cold_us = 0;
+    d.sources["libm_cold_us"] = std::string("0: not measured (") + e.what() + ")";
     d.sources["transcendental_ns"] = std::string("not measured (") + e.what() + "): FLOP-equivalent estimates";
     say(std::string("transcendental ops not measured, estimates used: ") + e.what());
   }
 
-  // CPU analogues of the GPU resource fields.
-  const std::size_t l1 = h.caches.empty() ? 32768 : h.caches.front().bytes;
-  std::size_t l2_core = l1;
-  for (const auto& c : h.caches) if (c.shared_by == 1) l2_core = std::max(l2_core, c.bytes);
-  d.regs_per_sm = 16;  // 16 architectural vector registers per core (AVX2: ymm0-15)
-  d.sources["regs_per_sm"] = "x86-64 AVX2: 16 architectural vector registers (ymm0-15) per core";
-  d.max_regs_per_thread = 16;
-  d.sources["max_regs_per_thread"] = "x86-64 AVX2: 16 vector registers per thread; more live values spill to L1";
-  d.smem_per_sm_bytes = static_cast<double>(l2_core);
-  d.sources["smem_per_sm_bytes"] = "CPU analogue of shared memory: private per-core cache (" +
-                                   std::to_string(l2_core / 1024) + " KiB) that holds a block's resident rows, from sysfs on " + date;
-  d.smem_per_block_bytes = static_cast<double>(l2_core);
-  d.sources["smem_per_block_bytes"] = d.sources["smem_per_sm_bytes"];
-  d.max_threads_per_sm = 1;
-  d.sources["max_threads_per_sm"] = "one software thread per core in the CPU backend";
-  d.threads_per_block = 1;
-  d.sources["threads_per_block"] = "CPU backend: one block = one thread's chunk";
-  d.elems_per_thread = h.avx2 ? 8 : 4;
-  d.sources["elems_per_thread"] = std::string("fp32 lanes of one ") + (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " vector";
+  // Vector registers and lanes the emitted loops use.
+  cpu.vector_regs = 16;
+  d.sources["vector_regs"] = "x86-64: 16 architectural vector registers (xmm/ymm0-15) per core; more live values spill "
+                             "to L1";
+  cpu.vector_lanes = h.avx2 ? 8 : 4;
+  d.sources["vector_lanes"] = std::string("fp32 lanes of one ") + (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " vector";
   d.e_mem = 1.0;
   d.sources["e_mem"] = "1.0: bandwidths are measured sustained triad figures, already achievable";
   d.e_cmp = 0.7;
@@ -756,8 +740,6 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   d.sources["e_contraction"] = "default starting point (0.6 of FP32 peak for GEMM/conv); uncalibrated";
   d.spill_penalty = 1.0;
   d.sources["spill_penalty"] = "default starting point (spills go to L1, charged as traffic x1.0); uncalibrated";
-  d.min_occupancy_for_full_bw = 0.5;
-  d.sources["min_occupancy_for_full_bw"] = "default starting point (occupancy = busy cores / cores); uncalibrated";
   d.calibrated = false;
 
   // Other processes share the cores the probe measures: record how busy the host was.

@@ -54,7 +54,7 @@ double independent_triad_GBps(std::size_t bytes, int threads, int samples = 5);
 /// Bandwidth of stores into lines no cache holds, GB/s (1e9 bytes/s) over
 /// `threads` threads of a pool: each thread's `bytes_per_thread` are flushed
 /// (CLFLUSH) before each sample, so every line is read before it is written
-/// (write-allocate). Best of `samples`. DeviceSpec::write_allocate_bw_GBps.
+/// (write-allocate). Best of `samples`. CpuSpec::write_allocate_bw_GBps.
 double write_allocate_GBps(std::size_t bytes_per_thread, int threads, int samples = 11);
 
 /// FP32 throughput in GFLOP/s on `threads` threads: independent mul+add

@@ -2,7 +2,7 @@
 // the scalar call emit/op_attrs.cpp emits for each, in the loop the backend
 // emits, compiled as it compiles kernels (emit/cpu/compiler.h) and timed on
 // one thread. The cost model prices an op listed here by its measured time
-// (DeviceSpec::transcendental_ns) instead of a FLOP-equivalent estimate.
+// (CpuSpec::transcendental_ns) instead of a FLOP-equivalent estimate.
 #pragma once
 
 #include <cstddef>

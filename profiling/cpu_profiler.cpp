@@ -46,9 +46,10 @@ double plan_footprint_bytes(const Graph& g, const Plan& plan) {
 }
 
 double flush_bytes(const DeviceSpec& d) {
-  double llc = d.l2_bytes;
-  for (const CacheLevel& c : d.caches)
-    if (c.bytes > 0) llc = std::max(llc, c.bytes);
+  double llc = d.gpu ? d.gpu->l2_bytes : 0;
+  if (d.cpu)
+    for (const CacheLevel& c : d.cpu->caches)
+      if (c.bytes > 0) llc = std::max(llc, c.bytes);
   return std::max(2 * llc, 32.0 * 1024 * 1024);
 }
 

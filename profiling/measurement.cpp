@@ -144,35 +144,19 @@ std::string record_to_json(const MeasurementRecord& r) {
   j["dims"] = r.dims;
   j["threads"] = r.threads;
   const CostFeatures& f = r.features;
-  j["predicted"] = {{"bytes_read", f.bytes_read},
-                    {"bytes_read_sources", f.bytes_read_sources},
-                    {"bytes_written", f.bytes_written},
-                    {"spill_bytes_raw", f.spill_bytes_raw},
-                    {"flops_contraction", f.flops_contraction},
-                    {"flops_other", f.flops_other},
-                    {"occupancy", f.occupancy},
-                    {"gemm_calls", f.gemm_calls},
-                    {"flops_transcendental", f.flops_transcendental},
-                    {"flops_scalar", f.flops_scalar},
-                    {"reduction_steps", f.reduction_steps},
-                    {"select_steps", f.select_steps},
-                    {"pool_steps", f.pool_steps},
-                    {"sources_read", f.sources_read},
-                    {"im2col_elems", f.im2col_elems},
-                    {"gemm_pack_elems", f.gemm_pack_elems},
-                    {"gemm_microkernels", f.gemm_microkernels},
-                    {"level", r.level},
-                    {"t_mem_us", r.t_mem_us},
-                    {"t_compute_us", r.t_compute_us},
-                    {"launch_us", r.launch_us},
-                    {"predicted_us", r.predicted_us},
-                    {"bound", r.bound}};
-  if (f.graph_bytes >= 0) j["predicted"]["graph_bytes"] = f.graph_bytes;
-  if (!f.transcendental_elems.empty()) {
-    ojson t = ojson::object();
-    for (const auto& [op, n] : f.transcendental_elems) t[op] = n;
-    j["predicted"]["transcendental_elems"] = std::move(t);
-  }
+  ojson p = ojson::object();
+  for (const FeatureField& ff : recorded_features()) p[std::string(ff.name)] = f.*ff.member;
+  p["graph_bytes"] = f.graph_bytes >= 0 ? ojson(f.graph_bytes) : ojson(nullptr);
+  ojson t = ojson::object();
+  for (const auto& [op, n] : f.transcendental_elems) t[op] = n;
+  p["transcendental_elems"] = std::move(t);
+  p["level"] = r.level;
+  p["t_mem_us"] = r.t_mem_us;
+  p["t_compute_us"] = r.t_compute_us;
+  p["launch_us"] = r.launch_us;
+  p["predicted_us"] = r.predicted_us;
+  p["bound"] = r.bound;
+  j["predicted"] = std::move(p);
   ojson m = {{"median_us", r.median_us}, {"min_us", r.min_us},           {"max_us", r.max_us},
              {"repetitions", r.repetitions}, {"flushed", r.flushed}};
   auto opt = [&](const char* k, double v) {
@@ -187,119 +171,147 @@ std::string record_to_json(const MeasurementRecord& r) {
   return j.dump();
 }
 
-MeasurementRecord record_from_json(const std::string& line) {
+namespace {
+
+nlohmann::json parse_line(const std::string& line) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number beyond double
-    throw Error(std::string("malformed JSON") +
-                (e.id == 406 ? " (a number too large for a double)" : ""));
+    throw Error(std::string("malformed JSON") + (e.id == 406 ? " (a number too large for a double)" : ""));
   }
   if (!j.is_object()) throw Error("a measurement record must be a JSON object");
-  const std::string ctx = "measurement";
-  if (auto s = get<std::string>(j, "schema", ctx); s != kMeasurementSchema)
-    throw Error("unknown measurement schema '" + s + "' (expected " + kMeasurementSchema + ")");
-  MeasurementRecord r;
-  r.model = get<std::string>(j, "model", ctx);
-  r.model_sha256 = get_or<std::string>(j, "model_sha256", "", ctx);
-  r.plan_id = get_or<std::string>(j, "plan_id", "", ctx);
-  r.strategy = get_or<std::string>(j, "strategy", "", ctx);
-  r.group = static_cast<int>(int_field(j, "group", ctx, 0, std::numeric_limits<int>::max(), std::nullopt));
-  r.group_key = get_or<std::string>(j, "group_key", "", ctx);
-  r.kind = get_or<std::string>(j, "kind", "", ctx);
-  r.label = get_or<std::string>(j, "label", "", ctx);
-  r.op_classes = get_or<std::vector<std::string>>(j, "op_classes", {}, ctx);
-  r.device = get<std::string>(j, "device", ctx);
-  if (auto it = j.find("dims"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) throw Error(ctx + ": field 'dims' must be an object of NAME: value, got " + it->dump());
-    for (auto& [k, v] : it->items())
-      r.dims[k] = integer_in(v, ctx + ".dims", k, 1, std::numeric_limits<int64_t>::max());
+  return j;
+}
+
+// Fills, in a /1 record, what a /1 writer could leave out (measurement.h
+// upgrade_measurement_v1 lists it), and names it /2.
+void fill_v1(nlohmann::json& j) {
+  using json = nlohmann::json;
+  auto fill = [](json& o, const char* key, json v) {
+    if (!o.contains(key) || o[key].is_null()) o[key] = std::move(v);
+  };
+  for (const char* key : {"model_sha256", "plan_id", "strategy", "group_key", "kind", "label"}) fill(j, key, "");
+  fill(j, "op_classes", json::array());
+  fill(j, "dims", json::object());
+  fill(j, "threads", 0);
+  if (auto p = j.find("predicted"); p != j.end() && p->is_object()) {
+    for (const char* key : {"bytes_read_sources", "spill_bytes_raw", "gemm_calls", "flops_transcendental", "flops_scalar",
+                            "reduction_steps", "select_steps", "pool_steps", "sources_read", "im2col_elems",
+                            "gemm_pack_elems", "gemm_microkernels", "t_mem_us", "t_compute_us", "launch_us"})
+      fill(*p, key, 0.0);
+    fill(*p, "occupancy", 1.0);
+    if (!p->contains("graph_bytes")) (*p)["graph_bytes"] = nullptr;  // unknown: beyond the LLC
+    fill(*p, "transcendental_elems", json::object());
+    fill(*p, "level", "");
+    fill(*p, "bound", "");
   }
-  r.threads = static_cast<int>(int_field(j, "threads", ctx, 0, std::numeric_limits<int>::max(), 0));
-  const auto p = get<nlohmann::json>(j, "predicted", ctx);
-  const std::string pc = ctx + ".predicted";
-  r.features.bytes_read = get<double>(p, "bytes_read", pc);
-  r.features.bytes_written = get<double>(p, "bytes_written", pc);
-  // Absent in older records: 0 (every byte at the working set's level); refeature derives it.
-  r.features.bytes_read_sources = get_or<double>(p, "bytes_read_sources", 0, pc);
-  r.features.spill_bytes_raw = get_or<double>(p, "spill_bytes_raw", 0, pc);
-  r.features.flops_contraction = get<double>(p, "flops_contraction", pc);
-  r.features.flops_other = get<double>(p, "flops_other", pc);
-  r.features.occupancy = get_or<double>(p, "occupancy", 1, pc);
-  // Records written before the per-GEMM-call term have no gemm_calls: 0
-  // (no call overhead priced); re-measure, or re-derive with the model file.
-  r.features.gemm_calls = get_or<double>(p, "gemm_calls", 0, pc);
-  // Likewise flops_transcendental: 0 (all of flops_other priced at e_cmp).
-  r.features.flops_transcendental = get_or<double>(p, "flops_transcendental", 0, pc);
-  // Absent in older records: 0 (every op of a loop calling libm vectorised); refeature derives it.
-  r.features.flops_scalar = get_or<double>(p, "flops_scalar", 0, pc);
-  // And reduction_steps, select_steps, pool_steps: 0 (no per-step terms);
-  // `fuseplan refeature` re-derives them from the model files.
-  r.features.reduction_steps = get_or<double>(p, "reduction_steps", 0, pc);
-  r.features.select_steps = get_or<double>(p, "select_steps", 0, pc);
-  r.features.pool_steps = get_or<double>(p, "pool_steps", 0, pc);
-  // And sources_read: 0 (no first-touch term); refeature re-derives it.
-  r.features.sources_read = get_or<double>(p, "sources_read", 0, pc);
-  // And im2col_elems, gemm_pack_elems, gemm_microkernels: 0 (no im2col, packing or per-run term);
-  // refeature re-derives them.
-  r.features.im2col_elems = get_or<double>(p, "im2col_elems", 0, pc);
-  r.features.gemm_pack_elems = get_or<double>(p, "gemm_pack_elems", 0, pc);
-  r.features.gemm_microkernels = get_or<double>(p, "gemm_microkernels", 0, pc);
-  // Absent in older records: unknown (the store stall applies in every
-  // graph); refeature re-derives it.
-  r.features.graph_bytes = get_or<double>(p, "graph_bytes", -1, pc);
-  if (p.contains("graph_bytes") && !(r.features.graph_bytes >= 0 && std::isfinite(r.features.graph_bytes)))
-    throw Error(pc + ": field 'graph_bytes' must be a number >= 0, got " + nlohmann::json(r.features.graph_bytes).dump());
-  // Absent in older records: the transcendental FLOPs are
-  // flops_transcendental at the estimates; refeature re-derives them.
-  if (auto it = p.find("transcendental_elems"); it != p.end()) {
-    if (!it->is_object())
-      throw Error(pc + ": field 'transcendental_elems' must be an object mapping op name to elements, got " + it->dump());
-    for (const auto& [op, v] : it->items()) {
-      if (!costmodel_detail::is_transcendental(op))
-        throw Error(pc + ": transcendental_elems['" + op + "']: not a transcendental op");
-      if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
-        throw Error(pc + ": transcendental_elems['" + op + "'] must be a number >= 0, got " + v.dump());
-      r.features.transcendental_elems[op] = v.get<double>();
+  if (auto m = j.find("measured"); m != j.end() && m->is_object()) {
+    if (auto med = m->find("median_us"); med != m->end()) {
+      fill(*m, "min_us", *med);
+      fill(*m, "max_us", *med);
     }
+    fill(*m, "repetitions", 1);
+    fill(*m, "flushed", false);
   }
-  r.level = get_or<std::string>(p, "level", "", pc);
-  r.t_mem_us = get_or<double>(p, "t_mem_us", 0, pc);
-  r.t_compute_us = get_or<double>(p, "t_compute_us", 0, pc);
-  r.launch_us = get_or<double>(p, "launch_us", 0, pc);
+  j["schema"] = kMeasurementSchema;
+}
+
+// The schema of a record: /2 as it is, /1 filled by fill_v1, else an error.
+void to_current_schema(nlohmann::json& j) {
+  const std::string s = get<std::string>(j, "schema", "measurement");
+  if (s == kMeasurementSchemaV1) fill_v1(j);
+  else if (s != kMeasurementSchema)
+    throw Error("unknown measurement schema '" + s + "' (expected " + kMeasurementSchema + ", or " +
+                kMeasurementSchemaV1 + ", which is converted on reading)");
+}
+
+// predicted: the features, then the prediction on the measuring device.
+void read_predicted(const nlohmann::json& p, MeasurementRecord& r) {
+  const std::string pc = "measurement.predicted";
+  CostFeatures& f = r.features;
+  for (const FeatureField& ff : recorded_features()) f.*ff.member = get<double>(p, std::string(ff.name).c_str(), pc);
+  const nlohmann::json& gb = get<nlohmann::json>(p, "graph_bytes", pc);
+  f.graph_bytes = gb.is_null() ? -1 : as<double>(gb, "graph_bytes", pc);
+  if (!gb.is_null() && !(f.graph_bytes >= 0 && std::isfinite(f.graph_bytes)))
+    throw Error(pc + ": field 'graph_bytes' must be a number >= 0, got " + nlohmann::json(f.graph_bytes).dump());
+  const nlohmann::json& te = get<nlohmann::json>(p, "transcendental_elems", pc);
+  if (!te.is_object())
+    throw Error(pc + ": field 'transcendental_elems' must be an object mapping op name to elements, got " + te.dump());
+  for (const auto& [op, v] : te.items()) {
+    if (!costmodel_detail::is_transcendental(op)) throw Error(pc + ": transcendental_elems['" + op + "']: not a transcendental op");
+    if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+      throw Error(pc + ": transcendental_elems['" + op + "'] must be a number >= 0, got " + v.dump());
+    f.transcendental_elems[op] = v.get<double>();
+  }
+  f.libm_routines = costmodel_detail::libm_routines(f.transcendental_elems);
+  r.level = get<std::string>(p, "level", pc);
+  r.t_mem_us = get<double>(p, "t_mem_us", pc);
+  r.t_compute_us = get<double>(p, "t_compute_us", pc);
+  r.launch_us = get<double>(p, "launch_us", pc);
   r.predicted_us = get<double>(p, "predicted_us", pc);
-  r.bound = get_or<std::string>(p, "bound", "", pc);
+  r.bound = get<std::string>(p, "bound", pc);
   // The features are counts and sizes: a negative or non-finite one (an
   // edited record) would be fitted as if it were measured.
-  const CostFeatures& f = r.features;
   if (f.bytes_read_sources > f.bytes_read)
     throw Error(pc + ": field 'bytes_read_sources' (" + nlohmann::json(f.bytes_read_sources).dump() +
                 ") exceeds bytes_read (" + nlohmann::json(f.bytes_read).dump() + ")");
-  for (auto [key, v] : {std::pair{"bytes_read", f.bytes_read}, {"bytes_read_sources", f.bytes_read_sources},
-                        {"bytes_written", f.bytes_written},
-                        {"spill_bytes_raw", f.spill_bytes_raw}, {"flops_contraction", f.flops_contraction},
-                        {"flops_other", f.flops_other}, {"gemm_calls", f.gemm_calls},
-                        {"flops_transcendental", f.flops_transcendental}, {"flops_scalar", f.flops_scalar},
-                        {"reduction_steps", f.reduction_steps},
-                        {"select_steps", f.select_steps}, {"pool_steps", f.pool_steps},
-                        {"sources_read", f.sources_read}, {"im2col_elems", f.im2col_elems},
-                        {"gemm_pack_elems", f.gemm_pack_elems}, {"gemm_microkernels", f.gemm_microkernels}})
-    if (!(v >= 0) || !std::isfinite(v))
-      throw Error(pc + ": field '" + key + "' must be a number >= 0, got " + nlohmann::json(v).dump());
-  if (!(f.occupancy > 0 && f.occupancy <= 1))
-    throw Error(pc + ": field 'occupancy' must be in (0, 1], got " + nlohmann::json(f.occupancy).dump());
-  const auto m = get<nlohmann::json>(j, "measured", ctx);
-  const std::string mc = ctx + ".measured";
+  for (const FeatureField& ff : recorded_features()) {
+    const double v = f.*ff.member;
+    if (ff.member == &CostFeatures::occupancy) {
+      if (!(v > 0 && v <= 1))
+        throw Error(pc + ": field 'occupancy' must be in (0, 1], got " + nlohmann::json(v).dump());
+    } else if (!(v >= 0) || !std::isfinite(v)) {
+      throw Error(pc + ": field '" + std::string(ff.name) + "' must be a number >= 0, got " + nlohmann::json(v).dump());
+    }
+  }
+}
+
+void read_measured(const nlohmann::json& m, MeasurementRecord& r) {
+  const std::string mc = "measurement.measured";
   r.median_us = get<double>(m, "median_us", mc);
-  r.min_us = get_or<double>(m, "min_us", r.median_us, mc);
-  r.max_us = get_or<double>(m, "max_us", r.median_us, mc);
-  r.repetitions = static_cast<int>(int_field(m, "repetitions", mc, 0, std::numeric_limits<int>::max(), 1));
-  r.flushed = get_or<bool>(m, "flushed", false, mc);
-  r.cycles = get_or<double>(m, "cycles", -1, mc);
+  r.min_us = get<double>(m, "min_us", mc);
+  r.max_us = get<double>(m, "max_us", mc);
+  r.repetitions = static_cast<int>(int_field(m, "repetitions", mc, 0, std::numeric_limits<int>::max(), std::nullopt));
+  r.flushed = get<bool>(m, "flushed", mc);
+  r.cycles = get_or<double>(m, "cycles", -1, mc);  // the counters: absent when not measured
   r.instructions = get_or<double>(m, "instructions", -1, mc);
   r.llc_misses = get_or<double>(m, "llc_misses", -1, mc);
   r.measured_bytes_read = get_or<double>(m, "bytes_read", -1, mc);
   r.measured_bytes_written = get_or<double>(m, "bytes_written", -1, mc);
+}
+
+}  // namespace
+
+std::string upgrade_measurement_v1(const std::string& line) {
+  nlohmann::json j = parse_line(line);
+  if (get<std::string>(j, "schema", "measurement") != kMeasurementSchemaV1)
+    throw Error(std::string("not a ") + kMeasurementSchemaV1 + " record");
+  fill_v1(j);
+  return j.dump();
+}
+
+MeasurementRecord record_from_json(const std::string& line) {
+  nlohmann::json j = parse_line(line);
+  to_current_schema(j);
+  const std::string ctx = "measurement";
+  MeasurementRecord r;
+  r.model = get<std::string>(j, "model", ctx);
+  r.model_sha256 = get<std::string>(j, "model_sha256", ctx);
+  r.plan_id = get<std::string>(j, "plan_id", ctx);
+  r.strategy = get<std::string>(j, "strategy", ctx);
+  r.group = static_cast<int>(int_field(j, "group", ctx, 0, std::numeric_limits<int>::max(), std::nullopt));
+  r.group_key = get<std::string>(j, "group_key", ctx);
+  r.kind = get<std::string>(j, "kind", ctx);
+  r.label = get<std::string>(j, "label", ctx);
+  r.op_classes = get<std::vector<std::string>>(j, "op_classes", ctx);
+  r.device = get<std::string>(j, "device", ctx);
+  const nlohmann::json& dims = get<nlohmann::json>(j, "dims", ctx);
+  if (!dims.is_object()) throw Error(ctx + ": field 'dims' must be an object of NAME: value, got " + dims.dump());
+  for (auto& [k, v] : dims.items()) r.dims[k] = integer_in(v, ctx + ".dims", k, 1, std::numeric_limits<int64_t>::max());
+  r.threads = static_cast<int>(int_field(j, "threads", ctx, 0, std::numeric_limits<int>::max(), std::nullopt));
+  read_predicted(get<nlohmann::json>(j, "predicted", ctx), r);
+  read_measured(get<nlohmann::json>(j, "measured", ctx), r);
   return r;
 }
 

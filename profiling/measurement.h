@@ -1,7 +1,9 @@
 // Measurement records: one JSON object per line (JSONL), one per measured
 // fusion group. They carry the group's cost features and the prediction
 // (so `fuseplan calibrate` needs no model files) and the measured times.
-// Field list: docs/calibration.md.
+// Schema fuseplan.measurement/2: every feature present (no defaults); a
+// fuseplan.measurement/1 record is converted on reading, its absent fields
+// filled as upgrade_measurement_v1 lists. Field list: docs/calibration.md.
 #pragma once
 
 #include <map>
@@ -14,7 +16,11 @@
 
 namespace fuseplan {
 
-inline constexpr const char* kMeasurementSchema = "fuseplan.measurement/1";
+inline constexpr const char* kMeasurementSchema = "fuseplan.measurement/2";
+/// The schema before: the same fields, any of them but model, group,
+/// device, predicted.{bytes_read, bytes_written, flops_contraction,
+/// flops_other, predicted_us} and measured.median_us possibly absent.
+inline constexpr const char* kMeasurementSchemaV1 = "fuseplan.measurement/1";
 
 struct MeasurementRecord {
   // --- what was measured ---
@@ -54,10 +60,26 @@ std::string group_key(const Graph& g, const Group& grp);
 std::vector<MeasurementRecord> make_records(const Graph& g, const Plan& plan, const DeviceSpec& d,
                                             const ProfileResult& m, const std::string& model_file, int threads);
 
-/// One line of JSON (no newline).
+/// One line of JSON (no newline), schema fuseplan.measurement/2.
 std::string record_to_json(const MeasurementRecord& r);
-/// Parses one line; throws Error naming the missing/mistyped field.
+/// Parses one line of schema /2, or of /1 converted by
+/// upgrade_measurement_v1; throws Error naming the missing/mistyped field,
+/// or an unknown schema.
 MeasurementRecord record_from_json(const std::string& line);
+/// A fuseplan.measurement/1 record as /2: each field a /1 writer could
+/// leave out, when absent or null, is filled with what the /1 reader took it
+/// for (docs/calibration.md, "Measurement records"): the features
+/// bytes_read_sources, spill_bytes_raw, gemm_calls, flops_transcendental,
+/// flops_scalar, reduction_steps, select_steps, pool_steps, sources_read,
+/// im2col_elems, gemm_pack_elems, gemm_microkernels 0 (no such term);
+/// occupancy 1; graph_bytes null (unknown: beyond the LLC);
+/// transcendental_elems {} (flops_transcendental at the estimates); the
+/// descriptive fields empty ("", [], {}, threads 0, predicted times 0);
+/// measured min_us and max_us the median, repetitions 1, flushed false.
+/// Fields present keep their values (the /2 reader checks them). Takes and
+/// returns one JSON line; throws Error on malformed JSON or a schema other
+/// than /1.
+std::string upgrade_measurement_v1(const std::string& line);
 /// Whether a record measured on `record_device` may calibrate or score the
 /// device named `device_name`: both named alike once a trailing
 /// "-calibrated" is removed, or `device_name` a variant config of the

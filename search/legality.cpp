@@ -343,10 +343,10 @@ double resident_row_bytes(const Graph& g, std::span<const NodeId> nodes) {
 FusionDecision check_resources(const GroupCost& c, const DeviceSpec& d, const std::string& what) {
   // GPU only: a CPU kernel above its 16 vector registers spills to L1, which
   // the cost model prices (costmodel/registers.cpp); that is a cost, not a limit.
-  if (d.is_gpu() && c.regs_per_thread > d.max_regs_per_thread)
+  if (d.gpu && c.regs_per_thread > d.gpu->max_regs_per_thread)
     return FusionDecision::forbid(Blocker::register_pressure,
                                   what + " needs ~" + std::to_string(c.regs_per_thread) +
-                                      " registers per thread (limit " + std::to_string(d.max_regs_per_thread) +
+                                      " registers per thread (limit " + std::to_string(d.gpu->max_regs_per_thread) +
                                       " on " + d.name + ")");
   return FusionDecision::allow();
 }
@@ -370,9 +370,9 @@ FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, s
     return FusionDecision::forbid(Blocker::iteration_space,
                                   pair + ": iteration spaces differ (" + std::to_string(da) + " vs " +
                                       std::to_string(db) + " elements) and are too large for block-index dispatch");
-  if (d && d->is_gpu()) {
+  if (d && d->gpu) {
     const double rows = resident_row_bytes(g, a) + resident_row_bytes(g, b);
-    const double smem = d->smem_per_block_bytes > 0 ? d->smem_per_block_bytes : d->smem_per_sm_bytes;
+    const double smem = d->gpu->smem_per_block_bytes > 0 ? d->gpu->smem_per_block_bytes : d->gpu->smem_per_sm_bytes;
     if (rows > 0 && smem > 0 && rows > smem)
       return FusionDecision::forbid(Blocker::shared_memory,
                                     pair + ": resident rows need " + std::to_string(static_cast<int64_t>(rows)) +

@@ -18,8 +18,8 @@ namespace fuseplan::cuda {
 
 CudaOptions cuda_options(const DeviceSpec& d) {
   CudaOptions o;
-  if (d.threads_per_block >= 32 && d.threads_per_block <= 1024 && d.threads_per_block % 32 == 0)
-    o.threads_per_block = d.threads_per_block;
+  const int tpb = d.gpu ? d.gpu->threads_per_block : 0;
+  if (tpb >= 32 && tpb <= 1024 && tpb % 32 == 0) o.threads_per_block = tpb;
   return o;
 }
 

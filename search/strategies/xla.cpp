@@ -30,9 +30,12 @@ constexpr double kMinGainUs = 1e-9;         // a benefit below this is a tie wit
 DeviceSpec priority_device(const DeviceSpec& d) {
   DeviceSpec p = d;
   p.launch_us = kXlaLaunchUs;
-  p.max_regs_per_thread = 1 << 20;
-  p.regs_per_sm = 1 << 30;
-  p.min_occupancy_for_full_bw = 0;
+  if (p.gpu) {
+    p.gpu->max_regs_per_thread = 1 << 20;
+    p.gpu->regs_per_sm = 1 << 30;
+    p.gpu->min_occupancy_for_full_bw = 0;
+  }
+  if (p.cpu) p.cpu->vector_regs = 1 << 20;
   return p;
 }
 

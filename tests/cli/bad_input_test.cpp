@@ -215,7 +215,7 @@ TEST(CliGen, RefusesAFileNameThatIsNeitherOnnxNorOnnxtxt) {
 
 // A cpu device JSON with `extra` fields added (a field given twice: the last wins).
 std::string cpu_device(const std::string& extra) {
-  return R"({"kind": "cpu", "arch": "x86-64-avx2", "dram_bw_GBps": 4, "sm_count": 2, "fp32_TFLOPs": 0.08,
+  return R"({"kind": "cpu", "arch": "x86-64-avx2", "dram_bw_GBps": 4, "cores": 2, "fp32_TFLOPs": 0.08,
              "launch_us": 1, "caches": [{"name": "L1", "bytes": 49152, "bw_GBps": 200},
              {"name": "DRAM", "bytes": 0, "bw_GBps": 4}])" +
          (extra.empty() ? "" : ", " + extra) + "}";
@@ -223,8 +223,8 @@ std::string cpu_device(const std::string& extra) {
 
 // Figures far beyond any machine: spill_penalty 1e308 made a kernel's time
 // inf and the search looped on NaN savings, growing its queue without bound;
-// launch_us 1.7e308 printed "unfused inf us, -nanx"; sm_count 1e10 was read
-// as -2147483648 ("must be positive") and 3e9 was "not positive".
+// launch_us 1.7e308 printed "unfused inf us, -nanx"; a core count of 1e10
+// was read as -2147483648 ("must be positive") and 3e9 was "not positive".
 TEST(CliDevice, AFigureFarOutOfRangeIsRefusedNotAHang) {
   const std::string dir = fresh_dir("device-range");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
@@ -245,10 +245,13 @@ TEST(CliDevice, AFigureFarOutOfRangeIsRefusedNotAHang) {
   expect_refused(search("kernel2.json", R"("gemm_microkernel_ns": 1e300)"), "field 'gemm_microkernel_ns' must be at most");
   expect_refused(search("tile.json", R"("gemm_tile_n": -16)"), "field 'gemm_tile_n' must be from 0 (no padding) to 4096, got -16");
   expect_refused(search("emem.json", R"("e_mem": 1e-300)"), "field 'e_mem' must be at least");
-  expect_refused(search("sm.json", R"("sm_count": 10000000000)"),
-                 "field 'sm_count' must be an integer from -2147483648 to 2147483647, got 10000000000");
-  expect_refused(search("regs.json", R"("regs_per_sm": 3000000000)"),
-                 "field 'regs_per_sm' must be an integer from -2147483648 to 2147483647, got 3000000000");
+  expect_refused(search("sm.json", R"("cores": 10000000000)"),
+                 "field 'cores' must be an integer from -2147483648 to 2147483647, got 10000000000");
+  expect_refused(search("regs.json", R"("vector_regs": 3000000000)"),
+                 "field 'vector_regs' must be an integer from -2147483648 to 2147483647, got 3000000000");
+  // A GPU figure on a CPU device is refused by name.
+  expect_refused(search("gpu-field.json", R"("sm_count": 2)"),
+                 "field 'sm_count' is for GPU devices (a cpu device gives its cores as 'cores')");
   // A path that exists but is no regular file was "not found".
   expect_refused(fuseplan({"cost", model, "--batch", "2", "--device", "/dev/null"}),
                  "device '/dev/null' is not a regular file; a device is a name or a JSON file");

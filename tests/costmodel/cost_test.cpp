@@ -458,7 +458,7 @@ TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
   NodeId mm = b.op("mm", "MatMul", OpClass::contraction, {128, 768}, {p, pw});  // plain 2-D: 1
   Graph g = b.finish({s, y, z, r, mm});
   DeviceSpec d = testing::cpu_spec();
-  EXPECT_EQ(d.gemm_call_us, 0);  // default: no per-call term, predictions unchanged
+  EXPECT_EQ(d.cpu->gemm_call_us, 0);  // default: no per-call term, predictions unchanged
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_calls, 1 + 12);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"y"}), d).gemm_calls, 1 + 6);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).gemm_calls, 1 + 3);
@@ -469,7 +469,7 @@ TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
   EXPECT_DOUBLE_EQ(c0.t_calls_us, 0);
   EXPECT_DOUBLE_EQ(c0.predicted_us, std::max(c0.t_mem_us, c0.t_compute_us) + 5);
   // 2 us per call: 13 calls add 26 us outside the roofline max, like launch.
-  expect_fixed_term(g, make_group(g, {"s"}), d, [](DeviceSpec& x) { x.gemm_call_us = 2; }, 26,
+  expect_fixed_term(g, make_group(g, {"s"}), d, [](DeviceSpec& x) { x.cpu->gemm_call_us = 2; }, 26,
                     "gemm_calls = 13 × 2.000 us = 26.000 us");
 }
 
@@ -494,17 +494,17 @@ TEST(CostCpu, Im2colElementsOfPaddedStridedAndPointwiseConvs) {
   NodeId r = b.op("r", "Relu", OpClass::elementwise, {2, 16, 14, 14}, {cd});  // cd: 2·16·9·196 = 56448
   Graph g = b.finish({c5, c1, c1s, r});
   DeviceSpec d = testing::cpu_spec();
-  EXPECT_EQ(d.im2col_elem_ns, 0);  // default: no im2col term
+  EXPECT_EQ(d.cpu->im2col_elem_ns, 0);  // default: no im2col term
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c5"}), d).im2col_elems, 19600);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c1"}), d).im2col_elems, 0);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c1s"}), d).im2col_elems, 1568);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"cd", "r"}), d).im2col_elems, 56448);
   // 19600 × 1.5 ns = 29.4 us.
-  expect_fixed_term(g, make_group(g, {"c5"}), d, [](DeviceSpec& x) { x.im2col_elem_ns = 1.5; }, 29.4,
+  expect_fixed_term(g, make_group(g, {"c5"}), d, [](DeviceSpec& x) { x.cpu->im2col_elem_ns = 1.5; }, 29.4,
                     "im2col = 19600 elements × 1.500 ns = 29.400 us");
   // The pass is work, not latency: past the 5 us dispatch it makes the conv
   // compute-bound, not launch-bound.
-  d.im2col_elem_ns = 1.5;
+  d.cpu->im2col_elem_ns = 1.5;
   GroupCost ci = cost(g, make_group(g, {"c5"}), d);
   ASSERT_GT(ci.t_im2col_us, d.launch_us);
   EXPECT_EQ(ci.bound, "compute");
@@ -526,16 +526,16 @@ TEST(CostCpu, GemmPackElementsOfAGemvAndABatchedMatMul) {
   // B 64 · 2 · 400 = 51200, A 64 · 2 · 132 = 16896; 2 heads: 136192.
   Graph g = b.finish({gv, s});
   DeviceSpec d = testing::cpu_spec();
-  d.gemm_tile_m = 6;
-  d.gemm_tile_n = 16;
-  EXPECT_EQ(d.gemm_pack_elem_ns, 0);  // default: no packing term
+  d.cpu->gemm_tile_m = 6;
+  d.cpu->gemm_tile_n = 16;
+  EXPECT_EQ(d.cpu->gemm_pack_elem_ns, 0);  // default: no packing term
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 5632);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_pack_elems, 136192);
   // 5632 × 0.5 ns = 2.816 us.
-  expect_fixed_term(g, make_group(g, {"gv"}), d, [](DeviceSpec& x) { x.gemm_pack_elem_ns = 0.5; }, 2.816,
+  expect_fixed_term(g, make_group(g, {"gv"}), d, [](DeviceSpec& x) { x.cpu->gemm_pack_elem_ns = 0.5; }, 2.816,
                     "gemm_pack = 5632 elements × 0.500 ns = 2.816 us");
   // Without a micro-tile (GPU devices) there is no packing to count.
-  d.gemm_tile_m = d.gemm_tile_n = 0;
+  d.cpu->gemm_tile_m = d.cpu->gemm_tile_n = 0;
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 0);
 }
 
@@ -556,17 +556,17 @@ TEST(CostCpu, GemmMicrokernelRunsOfSmallAndBatchedGemms) {
   NodeId s = b.op("s", "MatMul", OpClass::contraction, {2, 128, 400}, {q, k});  // 2 · 22 · 25 · 1 = 1100
   Graph g = b.finish({t, gv, s});
   DeviceSpec d = testing::cpu_spec();
-  d.gemm_tile_m = 6;
-  d.gemm_tile_n = 16;
-  EXPECT_EQ(d.gemm_microkernel_ns, 0);  // default: no per-run term
+  d.cpu->gemm_tile_m = 6;
+  d.cpu->gemm_tile_n = 16;
+  EXPECT_EQ(d.cpu->gemm_microkernel_ns, 0);  // default: no per-run term
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"t"}), d).gemm_microkernels, 22);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_microkernels, 3);
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_microkernels, 1100);
   // 22 × 45 ns = 0.99 us.
-  expect_fixed_term(g, make_group(g, {"t"}), d, [](DeviceSpec& x) { x.gemm_microkernel_ns = 45; }, 0.99,
+  expect_fixed_term(g, make_group(g, {"t"}), d, [](DeviceSpec& x) { x.cpu->gemm_microkernel_ns = 45; }, 0.99,
                     "gemm_microkernel = 22 runs × 45.000 ns = 0.990 us");
   // Without a micro-tile (GPU devices) there are no runs to count.
-  d.gemm_tile_m = d.gemm_tile_n = 0;
+  d.cpu->gemm_tile_m = d.cpu->gemm_tile_n = 0;
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"t"}), d).gemm_microkernels, 0);
 }
 
@@ -584,14 +584,14 @@ TEST(CostCpu, SourcesReadCountsEachSourceTensorOnce) {
   NodeId out = b.op("out", "Add", OpClass::elementwise, {64, 32}, {sq, x});  // x again, in another group
   Graph g = b.finish({out});
   DeviceSpec d = testing::cpu_spec();
-  EXPECT_EQ(d.source_read_us, 0);  // default: no first-touch term, predictions unchanged
+  EXPECT_EQ(d.cpu->source_read_us, 0);  // default: no first-touch term, predictions unchanged
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm"}), d).sources_read, 2);          // x, w
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm", "add"}), d).sources_read, 3);   // x, w, bias
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq"}), d).sources_read, 0);          // add: produced in the run
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"sq", "out"}), d).sources_read, 1);   // x
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm", "add"}), d).t_sources_us, 0);
   // 0.25 us per source: 3 sources add 0.75 us outside the roofline max, like launch.
-  expect_fixed_term(g, make_group(g, {"mm", "add"}), d, [](DeviceSpec& x) { x.source_read_us = 0.25; }, 0.75,
+  expect_fixed_term(g, make_group(g, {"mm", "add"}), d, [](DeviceSpec& x) { x.cpu->source_read_us = 0.25; }, 0.75,
                     "sources_read = 3 × 0.250 us = 0.750 us");
 }
 
@@ -607,13 +607,13 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   NodeId z = b.op("z", "Relu", OpClass::elementwise, {512}, {s});
   Graph g = b.finish({y, z});
   DeviceSpec d = testing::cpu_spec();
-  EXPECT_EQ(d.write_allocate_bw_GBps, 0);  // default: writes at the level, predictions unchanged
+  EXPECT_EQ(d.cpu->write_allocate_bw_GBps, 0);  // default: writes at the level, predictions unchanged
   // 16384 B read + 16384 B written = 32 KiB: L1 (2000 GB/s, e_mem 1) for
   // the writes, DRAM for the source read.
   GroupCost c0 = cost(g, make_group(g, {"y"}), d);
   EXPECT_DOUBLE_EQ(c0.t_mem_us, 16384e-3 / 2000 + 16384e-3 / 50);
-  d.write_allocate_bw_GBps = 4;
-  d.store_buffer_bytes = 2048;
+  d.cpu->write_allocate_bw_GBps = 4;
+  d.cpu->store_buffer_bytes = 2048;
   d.launch_us = 1;
   // 16384 - 2048 = 14336 B at 4 GB/s = 3.584 us; 2048 B at L1 = 0.001024 us;
   // 16384 B read at DRAM = 0.32768 us.
@@ -630,7 +630,7 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   EXPECT_NEAR(predict_us(cost_features(g, make_group(g, {"y"}), d), d), c1.predicted_us, 1e-9);
   // Store stall: none in this graph, whose 36864 B (x, y 16384 each, s, z
   // 2048 each) fit in the 32 MiB LLC: no dirty line to evict first.
-  d.store_stall_us = 0.5;
+  d.cpu->store_stall_us = 0.5;
   EXPECT_DOUBLE_EQ(graph_footprint_bytes(g), 36864);
   EXPECT_DOUBLE_EQ(llc_bytes(d), 32 * 1024 * 1024.0);
   GroupCost fits = cost(g, make_group(g, {"y"}), d);
@@ -669,7 +669,7 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   f2.graph_bytes = -1;
   EXPECT_NEAR(predict_us(f2, d), c2.predicted_us, 1e-9);
   // No stall without a write-allocate bandwidth (the default CPU pricing).
-  d.write_allocate_bw_GBps = 0;
+  d.cpu->write_allocate_bw_GBps = 0;
   EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"y"}), d).t_store_stall_us, 0);
 }
 
@@ -687,11 +687,11 @@ TEST(CostCpu, ContractionFlopsArePaddedToWholeGemmMicroTiles) {
                    {{"group", AttrValue{int64_t{8}}}, {"pads", AttrValue{std::vector<int64_t>{1, 1, 1, 1}}}});
   Graph g = b.finish({av, dw});
   DeviceSpec d = testing::cpu_spec();
-  EXPECT_EQ(d.gemm_tile_m, 0);  // default: no padding
+  EXPECT_EQ(d.cpu->gemm_tile_m, 0);  // default: no padding
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"av"}), d).flops, 2 * 2 * 128 * 128);          // 65536
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"dw"}), d).flops, 2 * 8 * 100 * 9);            // 14400
-  d.gemm_tile_m = 6;
-  d.gemm_tile_n = 16;
+  d.cpu->gemm_tile_m = 6;
+  d.cpu->gemm_tile_n = 16;
   // M 128 -> 132 (22 tiles of 6), N 1 -> 16: × 132/128 × 16 = 16.5.
   EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"av"}), d).flops, 65536 * 16.5);
   // Depthwise: 8 calls of M 1 (channels per group) -> 6, N 100 pixels -> 112: × 6.72.
@@ -718,7 +718,7 @@ TEST(CostCpu, TranscendentalFlopsAtTheirOwnEfficiency) {
   EXPECT_DOUBLE_EQ(c0.flops, 17.0 * S);  // tanh 16 + mul 1 per element
   // The Mul shares tanh's loop, one lane at a time: 4 lanes, 3 FLOPs on top.
   EXPECT_DOUBLE_EQ(c0.t_compute_us, (17.0 + 3.0) * S / (1e6 * 0.7));
-  d.e_transcendental = 0.05;
+  d.cpu->e_transcendental = 0.05;
   GroupCost c1 = cost(g, grp, d);
   EXPECT_DOUBLE_EQ(c1.flops, c0.flops);
   EXPECT_NEAR(c1.t_compute_us, (1.0 + 3.0) * S / (1e6 * 0.7) + 16.0 * S / (1e6 * 0.05), 1e-9);
@@ -745,9 +745,9 @@ TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
   Graph g = b.finish({y});
   Group grp = make_group(g, {"t", "e", "y"});
   DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s = 1e6 FLOP/us, e_cmp 0.7
-  d.sm_count = 2;
-  d.e_transcendental = 1;
-  d.transcendental_ns = {{"Tanh", 12.0}};
+  d.cpu->cores = 2;
+  d.cpu->e_transcendental = 1;
+  d.cpu->transcendental_ns = {{"Tanh", 12.0}};
   EXPECT_DOUBLE_EQ(costmodel_detail::transcendental_weight("Tanh", d), 6000);
   EXPECT_DOUBLE_EQ(costmodel_detail::transcendental_weight("Exp", d), 8);  // not listed: the estimate
   GroupCost c = cost(g, grp, d, true);
@@ -764,7 +764,7 @@ TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
   EXPECT_DOUBLE_EQ(f.flops_transcendental, 24.0 * S);  // 16 + 8 at the estimates
   EXPECT_NEAR(predict_us(f, d), c.predicted_us, 1e-9);
   // Without the table, the estimates (Tanh 16).
-  d.transcendental_ns.clear();
+  d.cpu->transcendental_ns.clear();
   EXPECT_DOUBLE_EQ(cost(g, grp, d).flops, 25.0 * S);
   EXPECT_NEAR(predict_us(f, d), cost(g, grp, d).predicted_us, 1e-9);
 }
@@ -785,7 +785,7 @@ TEST(CostCpu, EachLibmRoutineIsColdOnceInAGraphBeyondTheLlc) {
     return b.finish({t, v});
   };
   DeviceSpec d = testing::cpu_spec();  // LLC 32 MiB
-  d.libm_cold_us = 0.5;
+  d.cpu->libm_cold_us = 0.5;
   const Graph small = build(1024), big = build(8 * 1024 * 1024);  // w and v: 2 × 32 MiB
   EXPECT_TRUE(costmodel_detail::fits_llc(graph_footprint_bytes(small), d));
   EXPECT_FALSE(costmodel_detail::fits_llc(graph_footprint_bytes(big), d));
@@ -819,10 +819,10 @@ TEST(CostCpu, OpsInALoopCallingLibmRunOneLaneAtATime) {
   costmodel_detail::GroupView v(g, grp);
   EXPECT_DOUBLE_EQ(costmodel_detail::group_flops(v).scalar, 6 * E);
   DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s, e_cmp 0.7, 4 lanes
-  ASSERT_EQ(d.elems_per_thread, 4);
+  ASSERT_EQ(d.cpu->vector_lanes, 4);
   EXPECT_DOUBLE_EQ(costmodel_detail::scalar_extra_flops(d), 3);
   DeviceSpec one_lane = d;
-  one_lane.elems_per_thread = 1;
+  one_lane.cpu->vector_lanes = 1;
   EXPECT_NEAR(cost(g, grp, d).t_compute_us - cost(g, grp, one_lane).t_compute_us, 3 * 6 * E / (1e6 * 0.7), 1e-9);
   EXPECT_NE(explain_cost(g, grp, d).find("of which 96000 in loops calling libm, one lane at a time (× 4)"),
             std::string::npos)
@@ -863,7 +863,7 @@ TEST(CostCpu, CumSumChainsAreSerialReductionSteps) {
   EXPECT_DOUBLE_EQ(steps("along"), 2 * 936.0);
   EXPECT_DOUBLE_EQ(steps("across"), 0);
   DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s, e_cmp 0.7
-  d.reduce_step_ns = 0.5;
+  d.cpu->reduce_step_ns = 0.5;
   EXPECT_NEAR(cost(g, make_group(g, {"along"}), d).t_compute_us, 2000 / (1e6 * 0.7) + 0.936, 1e-12);
 }
 
@@ -886,9 +886,9 @@ TEST(CostCpu, ReductionAndPoolStepsAtTheirOwnRates) {
                   {{"kernel_shape", AttrValue{std::vector<int64_t>{2, 2}}}, {"strides", AttrValue{std::vector<int64_t>{2, 2}}}});
   Graph g = b.finish({s, mx, sh, p});
   DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s = 1e6 FLOP/us, e_cmp 0.7
-  EXPECT_EQ(d.reduce_step_ns, 0);
-  EXPECT_EQ(d.select_step_ns, 0);
-  EXPECT_EQ(d.pool_step_ns, 0);
+  EXPECT_EQ(d.cpu->reduce_step_ns, 0);
+  EXPECT_EQ(d.cpu->select_step_ns, 0);
+  EXPECT_EQ(d.cpu->pool_step_ns, 0);
   auto flops_of = [&](std::initializer_list<const char*> names) {
     Group grp = make_group(g, names);
     costmodel_detail::GroupView v(g, grp);
@@ -906,9 +906,9 @@ TEST(CostCpu, ReductionAndPoolStepsAtTheirOwnRates) {
 
   Group grp = make_group(g, {"y", "s"});
   GroupCost c0 = cost(g, grp, d);
-  d.reduce_step_ns = 0.5;
-  d.select_step_ns = 1.5;
-  d.pool_step_ns = 2;
+  d.cpu->reduce_step_ns = 0.5;
+  d.cpu->select_step_ns = 1.5;
+  d.cpu->pool_step_ns = 2;
   GroupCost c1 = cost(g, grp, d, true);
   EXPECT_NEAR(c1.t_compute_us, c0.t_compute_us + R * (C - 64) * 0.5e-3, 1e-9);
   EXPECT_EQ(c1.bound, "compute");

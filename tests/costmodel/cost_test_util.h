@@ -106,15 +106,14 @@ inline PlanTotals totals(const Graph& g, const std::vector<Group>& groups, const
 /// GPU spec from datasheet figures (configs/devices/h100-sxm.json values).
 inline DeviceSpec gpu_spec(const std::string& name, double bw, double fp32, double tensor, double smem_sm,
                            double smem_block, int max_threads_sm = 2048) {
-  DeviceSpec d;
+  DeviceSpec d = make_gpu_device();
   d.name = name;
-  d.kind = "gpu";
   d.dram_bw_GBps = bw;
   d.fp32_TFLOPs = fp32;
-  d.tensor_TFLOPs = tensor;
-  d.smem_per_sm_bytes = smem_sm;
-  d.smem_per_block_bytes = smem_block;
-  d.max_threads_per_sm = max_threads_sm;
+  d.gpu->tensor_TFLOPs = tensor;
+  d.gpu->smem_per_sm_bytes = smem_sm;
+  d.gpu->smem_per_block_bytes = smem_block;
+  d.gpu->max_threads_per_sm = max_threads_sm;
   d.launch_us = 2.0;
   return d;  // regs 64K/SM, 255/thread, 256-thread blocks, 4 elems/thread, e_* defaults
 }
@@ -128,18 +127,17 @@ inline std::vector<DeviceSpec> all_gpus() {
           gpu_spec("rtx4090", 1008, 82.6, 165, 102400, 101376, 1536)};
 }
 
-/// An AVX2 host: L1/L2 per core, L3 shared, DRAM (figures are illustrative).
+/// An x86-64 host: L1/L2 per core, L3 shared, DRAM; 16 vector registers
+/// of 4 fp32 lanes (CpuSpec's defaults; figures are illustrative).
 inline DeviceSpec cpu_spec() {
-  DeviceSpec d;
+  DeviceSpec d = make_cpu_device();
   d.name = "host-cpu";
-  d.kind = "cpu";
-  d.sm_count = 8;
+  d.cpu->cores = 8;
   d.fp32_TFLOPs = 1.0;
   d.dram_bw_GBps = 50;
-  d.caches = {{"L1", 48 * 1024.0, 2000}, {"L2", 2 * 1024 * 1024.0, 1000}, {"L3", 32 * 1024 * 1024.0, 400},
-              {"DRAM", 0, 50}};
-  d.l2_bytes = 2 * 1024 * 1024.0;
-  d.max_regs_per_thread = 16;
+  d.cpu->caches = {{"L1", 48 * 1024.0, 2000}, {"L2", 2 * 1024 * 1024.0, 1000}, {"L3", 32 * 1024 * 1024.0, 400},
+                   {"DRAM", 0, 50}};
+  d.cpu->vector_regs = 16;
   d.launch_us = 5;
   d.e_mem = 1.0;
   return d;

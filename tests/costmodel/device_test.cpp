@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/device.h"
+#include "costmodel/terms.h"
 #include "graph/graph.h"
 
 namespace fs = std::filesystem;
@@ -21,15 +22,16 @@ using fuseplan::Error;
 
 namespace {
 
-// The figures every device must cite (GPU and CPU alike).
-const char* const kFigures[] = {"arch", "dram_bw_GBps", "l2_bytes", "sm_count", "fp32_TFLOPs", "tensor_TFLOPs",
-                                "regs_per_sm", "max_regs_per_thread", "smem_per_sm_bytes", "smem_per_block_bytes",
-                                "max_threads_per_sm", "threads_per_block", "elems_per_thread", "launch_us",
-                                "graph_launch_us", "gemm_call_us", "source_read_us", "write_allocate_bw_GBps",
-                                "store_buffer_bytes", "store_stall_us", "gemm_tile_m", "gemm_tile_n", "e_mem", "e_transcendental", "reduce_step_ns",
-                                "select_step_ns", "pool_step_ns", "im2col_elem_ns", "gemm_pack_elem_ns", "gemm_microkernel_ns", "e_cmp", "e_contraction",
-                                "spill_penalty",
-                                "min_occupancy_for_full_bw", "clock_GHz"};
+// The figures every device must cite: those of both kinds, then each
+// kind's own; and every cost-term parameter it has (costmodel/terms.h).
+const char* const kCommonFigures[] = {"arch",   "dram_bw_GBps", "clock_GHz",     "fp32_TFLOPs",  "launch_us",
+                                      "e_mem",  "e_cmp",        "e_contraction", "spill_penalty"};
+const char* const kGpuFigures[] = {"sm_count",           "l2_bytes",          "tensor_TFLOPs",
+                                   "regs_per_sm",        "max_regs_per_thread", "smem_per_sm_bytes",
+                                   "smem_per_block_bytes", "max_threads_per_sm", "threads_per_block",
+                                   "elems_per_thread",   "graph_launch_us",   "min_occupancy_for_full_bw"};
+const char* const kCpuFigures[] = {"cores",       "caches",      "vector_regs",        "vector_lanes",
+                                   "gemm_tile_m", "gemm_tile_n", "store_buffer_bytes"};
 
 fs::path temp_file(const std::string& name, const std::string& text) {
   const fs::path dir = fs::temp_directory_path() / ("fuseplan_device_test_" + std::to_string(::getpid()));
@@ -50,47 +52,54 @@ std::string thrown_message(const std::string& name_or_path) {
 
 void expect_same(const DeviceSpec& a, const DeviceSpec& b) {
   EXPECT_EQ(a.name, b.name);
-  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.kind(), b.kind());
   EXPECT_EQ(a.arch, b.arch);
   EXPECT_EQ(a.dram_bw_GBps, b.dram_bw_GBps);
-  EXPECT_EQ(a.l2_bytes, b.l2_bytes);
-  ASSERT_EQ(a.caches.size(), b.caches.size());
-  for (size_t i = 0; i < a.caches.size(); ++i) {
-    EXPECT_EQ(a.caches[i].name, b.caches[i].name);
-    EXPECT_EQ(a.caches[i].bytes, b.caches[i].bytes);
-    EXPECT_EQ(a.caches[i].bw_GBps, b.caches[i].bw_GBps);
-  }
-  EXPECT_EQ(a.sm_count, b.sm_count);
   EXPECT_EQ(a.clock_GHz, b.clock_GHz);
   EXPECT_EQ(a.fp32_TFLOPs, b.fp32_TFLOPs);
-  EXPECT_EQ(a.tensor_TFLOPs, b.tensor_TFLOPs);
-  EXPECT_EQ(a.regs_per_sm, b.regs_per_sm);
-  EXPECT_EQ(a.max_regs_per_thread, b.max_regs_per_thread);
-  EXPECT_EQ(a.smem_per_sm_bytes, b.smem_per_sm_bytes);
-  EXPECT_EQ(a.smem_per_block_bytes, b.smem_per_block_bytes);
-  EXPECT_EQ(a.max_threads_per_sm, b.max_threads_per_sm);
-  EXPECT_EQ(a.threads_per_block, b.threads_per_block);
-  EXPECT_EQ(a.elems_per_thread, b.elems_per_thread);
   EXPECT_EQ(a.launch_us, b.launch_us);
-  EXPECT_EQ(a.graph_launch_us, b.graph_launch_us);
-  EXPECT_EQ(a.gemm_call_us, b.gemm_call_us);
-  EXPECT_EQ(a.source_read_us, b.source_read_us);
-  EXPECT_EQ(a.libm_cold_us, b.libm_cold_us);
-  EXPECT_EQ(a.write_allocate_bw_GBps, b.write_allocate_bw_GBps);
-  EXPECT_EQ(a.store_buffer_bytes, b.store_buffer_bytes);
-  EXPECT_EQ(a.store_stall_us, b.store_stall_us);
-  EXPECT_EQ(a.gemm_tile_m, b.gemm_tile_m);
-  EXPECT_EQ(a.gemm_tile_n, b.gemm_tile_n);
-  EXPECT_EQ(a.e_transcendental, b.e_transcendental);
-  EXPECT_EQ(a.transcendental_ns, b.transcendental_ns);
-  EXPECT_EQ(a.reduce_step_ns, b.reduce_step_ns);
-  EXPECT_EQ(a.pool_step_ns, b.pool_step_ns);
-  EXPECT_EQ(a.select_step_ns, b.select_step_ns);
   EXPECT_EQ(a.e_mem, b.e_mem);
   EXPECT_EQ(a.e_cmp, b.e_cmp);
   EXPECT_EQ(a.e_contraction, b.e_contraction);
   EXPECT_EQ(a.spill_penalty, b.spill_penalty);
-  EXPECT_EQ(a.min_occupancy_for_full_bw, b.min_occupancy_for_full_bw);
+  ASSERT_EQ(a.gpu.has_value(), b.gpu.has_value());
+  ASSERT_EQ(a.cpu.has_value(), b.cpu.has_value());
+  if (a.gpu) {
+    const fuseplan::GpuSpec &x = *a.gpu, &y = *b.gpu;
+    EXPECT_EQ(x.sm_count, y.sm_count);
+    EXPECT_EQ(x.l2_bytes, y.l2_bytes);
+    EXPECT_EQ(x.tensor_TFLOPs, y.tensor_TFLOPs);
+    EXPECT_EQ(x.regs_per_sm, y.regs_per_sm);
+    EXPECT_EQ(x.max_regs_per_thread, y.max_regs_per_thread);
+    EXPECT_EQ(x.smem_per_sm_bytes, y.smem_per_sm_bytes);
+    EXPECT_EQ(x.smem_per_block_bytes, y.smem_per_block_bytes);
+    EXPECT_EQ(x.max_threads_per_sm, y.max_threads_per_sm);
+    EXPECT_EQ(x.threads_per_block, y.threads_per_block);
+    EXPECT_EQ(x.elems_per_thread, y.elems_per_thread);
+    EXPECT_EQ(x.graph_launch_us, y.graph_launch_us);
+    EXPECT_EQ(x.min_occupancy_for_full_bw, y.min_occupancy_for_full_bw);
+  }
+  if (a.cpu) {
+    const fuseplan::CpuSpec &x = *a.cpu, &y = *b.cpu;
+    EXPECT_EQ(x.cores, y.cores);
+    ASSERT_EQ(x.caches.size(), y.caches.size());
+    for (size_t i = 0; i < x.caches.size(); ++i) {
+      EXPECT_EQ(x.caches[i].name, y.caches[i].name);
+      EXPECT_EQ(x.caches[i].bytes, y.caches[i].bytes);
+      EXPECT_EQ(x.caches[i].bw_GBps, y.caches[i].bw_GBps);
+    }
+    EXPECT_EQ(x.vector_regs, y.vector_regs);
+    EXPECT_EQ(x.vector_lanes, y.vector_lanes);
+    EXPECT_EQ(x.gemm_tile_m, y.gemm_tile_m);
+    EXPECT_EQ(x.gemm_tile_n, y.gemm_tile_n);
+    EXPECT_EQ(x.store_buffer_bytes, y.store_buffer_bytes);
+    EXPECT_EQ(x.transcendental_ns, y.transcendental_ns);
+  }
+  // Every cost-term parameter, through the table.
+  for (const fuseplan::CostTerm& t : fuseplan::cost_terms()) {
+    SCOPED_TRACE(std::string(t.parameter));
+    EXPECT_EQ(fuseplan::term_parameter(t, a), fuseplan::term_parameter(t, b));
+  }
   EXPECT_EQ(a.sources, b.sources);
   EXPECT_EQ(a.calibrated, b.calibrated);
 }
@@ -111,34 +120,38 @@ TEST(Device, EveryConfigLoadsWithSourcesAndRoundTrips) {
     SCOPED_TRACE(n);
     const DeviceSpec d = fuseplan::load_device(n);
     EXPECT_EQ(d.name, n);
-    EXPECT_TRUE(d.kind == "gpu" || d.kind == "cpu");
+    EXPECT_TRUE(d.kind() == "gpu" || d.kind() == "cpu");
+    EXPECT_NE(d.gpu.has_value(), d.cpu.has_value());
     EXPECT_GT(d.dram_bw_GBps, 0);
-    EXPECT_GT(d.sm_count, 0);
     EXPECT_GT(d.fp32_TFLOPs, 0);
-    EXPECT_GT(d.l2_bytes, 0);
-    for (const char* f : kFigures) {
+    EXPECT_GT(fuseplan::llc_bytes(d), 0);
+    std::vector<std::string> figures(std::begin(kCommonFigures), std::end(kCommonFigures));
+    if (d.gpu) figures.insert(figures.end(), std::begin(kGpuFigures), std::end(kGpuFigures));
+    if (d.cpu) figures.insert(figures.end(), std::begin(kCpuFigures), std::end(kCpuFigures));
+    for (const fuseplan::CostTerm& t : fuseplan::cost_terms())
+      if (t.field && t.field(const_cast<DeviceSpec&>(d))) figures.emplace_back(t.parameter);
+    for (const std::string& f : figures) {
       auto it = d.sources.find(f);
       ASSERT_NE(it, d.sources.end()) << "no source for " << f;
       EXPECT_FALSE(it->second.empty()) << f;
     }
     if (d.is_gpu()) {
-      EXPECT_GT(d.tensor_TFLOPs, d.fp32_TFLOPs);
-      EXPECT_EQ(d.max_regs_per_thread, 255);
-      EXPECT_EQ(d.regs_per_sm, 65536);
-      EXPECT_LE(d.smem_per_block_bytes, d.smem_per_sm_bytes);
-      EXPECT_GT(d.launch_us, d.graph_launch_us);
+      EXPECT_GT(d.gpu->sm_count, 0);
+      EXPECT_GT(d.gpu->l2_bytes, 0);
+      EXPECT_GT(d.gpu->tensor_TFLOPs, d.fp32_TFLOPs);
+      EXPECT_EQ(d.gpu->max_regs_per_thread, 255);
+      EXPECT_EQ(d.gpu->regs_per_sm, 65536);
+      EXPECT_LE(d.gpu->smem_per_block_bytes, d.gpu->smem_per_sm_bytes);
+      EXPECT_GT(d.launch_us, d.gpu->graph_launch_us);
       EXPECT_EQ(d.arch.rfind("sm_", 0), 0u);
     } else {
-      ASSERT_GE(d.caches.size(), 2u);
-      EXPECT_EQ(d.caches.back().name, "DRAM");
-      EXPECT_EQ(d.caches.back().bytes, 0);
+      EXPECT_GT(d.cpu->cores, 0);
+      ASSERT_GE(d.cpu->caches.size(), 2u);
+      EXPECT_EQ(d.cpu->caches.back().name, "DRAM");
+      EXPECT_EQ(d.cpu->caches.back().bytes, 0);
       EXPECT_NE(d.sources.find("caches"), d.sources.end());
-      for (size_t i = 1; i + 1 < d.caches.size(); ++i) EXPECT_GT(d.caches[i].bytes, d.caches[i - 1].bytes);
-      // A probed CPU cites the probe; a calibrated copy of one (the
-      // host-cpu-1thread-calibrated fit of docs/calibration.md) the fit.
-      EXPECT_NE(d.sources.at("dram_bw_GBps")
-                    .find(d.calibrated ? "fitted by fuseplan calibrate on " : "measured by fuseplan probe on "),
-                std::string::npos);
+      for (size_t i = 1; i + 1 < d.cpu->caches.size(); ++i) EXPECT_GT(d.cpu->caches[i].bytes, d.cpu->caches[i - 1].bytes);
+      EXPECT_NE(d.sources.at("dram_bw_GBps").find("measured by fuseplan probe on "), std::string::npos);
     }
     // Round trip: serialise, load the file back, compare field by field.
     const std::string text = fuseplan::device_to_json(d);
@@ -151,18 +164,18 @@ TEST(Device, EveryConfigLoadsWithSourcesAndRoundTrips) {
 TEST(Device, DatasheetFigures) {
   const DeviceSpec h100 = fuseplan::load_device("h100-sxm");
   EXPECT_EQ(h100.dram_bw_GBps, 3350);
-  EXPECT_EQ(h100.sm_count, 132);
-  EXPECT_EQ(h100.tensor_TFLOPs, 989);
-  EXPECT_EQ(h100.l2_bytes, 50.0 * 1024 * 1024);
+  EXPECT_EQ(h100.gpu->sm_count, 132);
+  EXPECT_EQ(h100.gpu->tensor_TFLOPs, 989);
+  EXPECT_EQ(h100.gpu->l2_bytes, 50.0 * 1024 * 1024);
   const DeviceSpec h200 = fuseplan::load_device("h200");
   EXPECT_EQ(h200.dram_bw_GBps, 4800);
-  EXPECT_EQ(h200.sm_count, h100.sm_count);
-  EXPECT_EQ(h200.l2_bytes, h100.l2_bytes);
+  EXPECT_EQ(h200.gpu->sm_count, h100.gpu->sm_count);
+  EXPECT_EQ(h200.gpu->l2_bytes, h100.gpu->l2_bytes);
   EXPECT_NEAR(h200.dram_bw_GBps * h200.e_mem, 4300, 100);  // measured D2D copy ~4.3 TB/s
-  EXPECT_EQ(fuseplan::load_device("a100-80gb").sm_count, 108);
-  EXPECT_EQ(fuseplan::load_device("v100").tensor_TFLOPs, 125);
+  EXPECT_EQ(fuseplan::load_device("a100-80gb").gpu->sm_count, 108);
+  EXPECT_EQ(fuseplan::load_device("v100").gpu->tensor_TFLOPs, 125);
   EXPECT_EQ(fuseplan::load_device("l4").dram_bw_GBps, 300);
-  EXPECT_EQ(fuseplan::load_device("rtx4090").l2_bytes, 72.0 * 1024 * 1024);
+  EXPECT_EQ(fuseplan::load_device("rtx4090").gpu->l2_bytes, 72.0 * 1024 * 1024);
 }
 
 TEST(Device, UnknownDeviceNamesTheKnownOnes) {
@@ -226,13 +239,13 @@ TEST(Device, MissingOrMistypedFieldIsNamed) {
   }
   {
     const std::string msg = thrown_message(temp_file("cpu.json",
-        R"({"kind": "cpu", "arch": "x86-64", "dram_bw_GBps": 20, "sm_count": 2, "fp32_TFLOPs": 0.1, "launch_us": 1})")
+        R"({"kind": "cpu", "arch": "x86-64", "dram_bw_GBps": 20, "cores": 2, "fp32_TFLOPs": 0.1, "launch_us": 1})")
                                                .string());
     EXPECT_NE(msg.find("missing required field 'caches'"), std::string::npos) << msg;
   }
   {
     const std::string msg = thrown_message(temp_file("neg.json",
-        R"({"kind": "cpu", "arch": "x86-64", "dram_bw_GBps": -1, "sm_count": 2, "fp32_TFLOPs": 0.1, "launch_us": 1,
+        R"({"kind": "cpu", "arch": "x86-64", "dram_bw_GBps": -1, "cores": 2, "fp32_TFLOPs": 0.1, "launch_us": 1,
             "caches": [{"name": "L1", "bytes": 32768, "bw_GBps": 100}, {"name": "DRAM", "bytes": 0, "bw_GBps": 20}]})")
                                                .string());
     EXPECT_NE(msg.find("'dram_bw_GBps' must be positive"), std::string::npos) << msg;
@@ -248,10 +261,10 @@ TEST(Device, TranscendentalTableIsCpuOnlyAndNamesKnownOps) {
     nlohmann::json t = cpu;
     t["transcendental_ns"] = {{"Sigmoid", 3.25}, {"Tanh", 11.5}};
     const DeviceSpec d = fuseplan::load_device(temp_file("tns.json", t.dump()).string());
-    ASSERT_EQ(d.transcendental_ns.size(), 2u);
-    EXPECT_EQ(d.transcendental_ns.at("Sigmoid"), 3.25);
+    ASSERT_EQ(d.cpu->transcendental_ns.size(), 2u);
+    EXPECT_EQ(d.cpu->transcendental_ns.at("Sigmoid"), 3.25);
     const DeviceSpec back = fuseplan::load_device(temp_file("tns2.json", fuseplan::device_to_json(d)).string());
-    EXPECT_EQ(back.transcendental_ns, d.transcendental_ns);
+    EXPECT_EQ(back.cpu->transcendental_ns, d.cpu->transcendental_ns);
   }
   for (const auto& [table, needle] :
        {std::pair<nlohmann::json, const char*>{{{"Relu", 1.0}}, "transcendental_ns['Relu']: not a transcendental op"},
@@ -275,14 +288,68 @@ TEST(Device, DataDirHonoursEnvironment) {
   const fs::path dir = fs::temp_directory_path() / ("fuseplan_datadir_" + std::to_string(::getpid()));
   fs::create_directories(dir / "configs" / "devices");
   std::ofstream(dir / "configs" / "devices" / "toy.json")
-      << R"({"kind": "cpu", "arch": "x86-64", "dram_bw_GBps": 20, "sm_count": 2, "fp32_TFLOPs": 0.1, "launch_us": 1,
+      << R"({"kind": "cpu", "arch": "x86-64", "dram_bw_GBps": 20, "cores": 2, "fp32_TFLOPs": 0.1, "launch_us": 1,
             "caches": [{"name": "L1", "bytes": 32768, "bw_GBps": 100}, {"name": "DRAM", "bytes": 0, "bw_GBps": 20}]})";
   ::setenv("FUSEPLAN_DATA_DIR", dir.c_str(), 1);
   EXPECT_EQ(fuseplan::data_dir(), dir.string());
   EXPECT_EQ(fuseplan::list_devices(), std::vector<std::string>{"toy"});
   const DeviceSpec toy = fuseplan::load_device("toy");
   EXPECT_EQ(toy.name, "toy");
-  EXPECT_EQ(toy.caches.size(), 2u);
+  EXPECT_EQ(toy.cpu->caches.size(), 2u);
   if (old) ::setenv("FUSEPLAN_DATA_DIR", saved.c_str(), 1); else ::unsetenv("FUSEPLAN_DATA_DIR");
   EXPECT_EQ(fuseplan::data_dir(), old ? saved : std::string(FUSEPLAN_SOURCE_DIR));
+}
+
+// A GPU carries no CPU figure and a CPU none of a GPU's: such a field is
+// refused by name (a CPU names its cores 'cores', not 'sm_count').
+TEST(Device, AFieldOfTheOtherKindIsRefusedByName) {
+  const nlohmann::json gpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("h100-sxm")));
+  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu")));
+  EXPECT_FALSE(gpu.contains("gemm_call_us"));
+  EXPECT_FALSE(gpu.contains("caches"));
+  EXPECT_FALSE(cpu.contains("sm_count"));
+  EXPECT_FALSE(cpu.contains("l2_bytes"));
+  EXPECT_EQ(cpu.at("cores"), 2);
+  for (const auto& [base, key, needle] :
+       {std::tuple<nlohmann::json, const char*, const char*>{gpu, "gemm_call_us", "field 'gemm_call_us' is for CPU devices"},
+        {gpu, "reduce_step_ns", "field 'reduce_step_ns' is for CPU devices"},
+        {gpu, "vector_lanes", "field 'vector_lanes' is for CPU devices"},
+        {cpu, "sm_count", "field 'sm_count' is for GPU devices (a cpu device gives its cores as 'cores')"},
+        {cpu, "max_regs_per_thread", "field 'max_regs_per_thread' is for GPU devices (a cpu device gives 'vector_regs')"},
+        {cpu, "min_occupancy_for_full_bw", "field 'min_occupancy_for_full_bw' is for GPU devices"}}) {
+    nlohmann::json t = base;
+    t[key] = 1;
+    const std::string msg = thrown_message(temp_file(std::string("other_") + key + ".json", t.dump()).string());
+    EXPECT_NE(msg.find(needle), std::string::npos) << key << ": " << msg;
+  }
+}
+
+// The cost terms' parameters are read and written from the table: each one
+// a device has, set to its own value, comes back from the JSON unchanged,
+// and a GPU has exactly the parameters of the terms that price on it.
+TEST(Device, EveryTermParameterRoundTripsThroughTheTable) {
+  for (const char* name : {"host-cpu", "h100-sxm"}) {
+    SCOPED_TRACE(name);
+    DeviceSpec d = fuseplan::load_device(name);
+    double v = 0.125;
+    int set = 0;
+    for (const fuseplan::CostTerm& t : fuseplan::cost_terms()) {
+      double* p = t.field ? t.field(d) : nullptr;
+      EXPECT_EQ(p != nullptr, t.field != nullptr && (t.part == fuseplan::ParamPart::common ||
+                                                    (t.part == fuseplan::ParamPart::cpu) == !d.is_gpu()))
+          << t.parameter;
+      if (!p) continue;
+      *p = v;
+      v += 0.0625;
+      ++set;
+    }
+    EXPECT_EQ(set, d.is_gpu() ? 5 : 17);  // GPU: dram, spill, e_contraction, e_cmp, launch
+    const DeviceSpec back = fuseplan::load_device(temp_file(std::string(name) + "-terms.json", fuseplan::device_to_json(d)).string());
+    v = 0.125;
+    for (const fuseplan::CostTerm& t : fuseplan::cost_terms()) {
+      if (!t.field || !t.field(d)) continue;
+      EXPECT_EQ(fuseplan::term_parameter(t, back), v) << t.parameter;
+      v += 0.0625;
+    }
+  }
 }

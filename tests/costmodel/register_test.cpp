@@ -74,7 +74,7 @@ TEST(Registers, AboveTheLimitSpillsAndCostsMore) {
   EXPECT_DOUBLE_EQ(spilled.bytes(), 2.0 * S * 4 + spilled.spill_bytes);
   // The same group where the limit holds it: no spill, faster.
   DeviceSpec roomy = d;
-  roomy.max_regs_per_thread = 1024;
+  roomy.gpu->max_regs_per_thread = 1024;
   GroupCost fits = cost(g, grp, roomy);
   EXPECT_EQ(fits.spill_bytes, 0);
   EXPECT_GT(spilled.predicted_us, fits.predicted_us);

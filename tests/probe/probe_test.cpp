@@ -73,22 +73,28 @@ TEST(Probe, WriteAllocateIsSlowerThanAnL1ResidentTriad) {
 }
 
 TEST(Probe, DeviceJsonRoundTrips) {
-  fuseplan::DeviceSpec d;
+  fuseplan::DeviceSpec d = fuseplan::make_cpu_device();
   d.name = "probe-test";
-  d.kind = "cpu";
   d.arch = "x86-64-avx2";
   d.dram_bw_GBps = 12.5;
-  d.sm_count = 2;
+  d.cpu->cores = 2;
   d.fp32_TFLOPs = 0.15;
   d.launch_us = 1.25;
-  d.caches = {{"L1", 49152, 400.0}, {"L2", 2097152, 200.0}, {"DRAM", 0, 12.5}};
+  d.cpu->caches = {{"L1", 49152, 400.0}, {"L2", 2097152, 200.0}, {"DRAM", 0, 12.5}};
+  d.cpu->vector_lanes = 8;
+  d.cpu->libm_cold_us = 0.75;
   d.sources["dram_bw_GBps"] = "measured by fuseplan probe on 2026-01-01";
   const std::string path = ::testing::TempDir() + "probe-test.json";
   fuseplan::write_device_file(d, path);
   const fuseplan::DeviceSpec back = fuseplan::load_device(path);
   EXPECT_EQ(back.dram_bw_GBps, 12.5);
-  EXPECT_EQ(back.caches.size(), 3u);
-  EXPECT_EQ(back.caches[1].bytes, 2097152);
+  ASSERT_TRUE(back.cpu.has_value());
+  EXPECT_FALSE(back.gpu.has_value());
+  EXPECT_EQ(back.cpu->cores, 2);
+  EXPECT_EQ(back.cpu->caches.size(), 3u);
+  EXPECT_EQ(back.cpu->caches[1].bytes, 2097152);
+  EXPECT_EQ(back.cpu->vector_lanes, 8);
+  EXPECT_EQ(back.cpu->libm_cold_us, 0.75);
   EXPECT_EQ(back.sources, d.sources);
 }
 

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "graph/import.h"
 #include "tune/accuracy.h"
 #include "profiling/cpu_profiler.h"
@@ -31,6 +33,24 @@ m (float[N, C] x, float[C] b) => (float[N, C] y) {
 })", o, "bias_relu");
 }
 
+// The same line under the fuseplan.measurement/1 schema.
+std::string as_v1(std::string line) {
+  const std::string v2 = std::string("\"") + kMeasurementSchema + "\"";
+  const auto at = line.find(v2);
+  EXPECT_NE(at, std::string::npos) << line;
+  if (at != std::string::npos) line.replace(at, v2.size(), std::string("\"") + kMeasurementSchemaV1 + "\"");
+  return line;
+}
+
+void expect_refused_line(const std::string& line, const std::string& needle) {
+  try {
+    record_from_json(line);
+    ADD_FAILURE() << "accepted " << line;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
 MeasurementRecord sample_record() {
   MeasurementRecord r;
   r.model = "m.onnx";
@@ -45,10 +65,26 @@ MeasurementRecord sample_record() {
   r.device = "host-cpu";
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
-  r.features = {1024, 512, 64, 1e6, 2048, 0.75, 12, 512, 2048, 256, 1024, 3, 19600, 5632, 22, 1791496};
-  r.features.transcendental_elems = {{"Erf", 32}};  // 512 = 32 × 16 at the estimate
-  r.features.bytes_read_sources = 256;
-  r.features.flops_scalar = 96;
+  r.features = {.bytes_read = 1024,
+                .bytes_read_sources = 256,
+                .bytes_written = 512,
+                .spill_bytes_raw = 64,
+                .occupancy = 0.75,
+                .graph_bytes = 1791496,
+                .flops_contraction = 1e6,
+                .flops_other = 2048,
+                .flops_transcendental = 512,
+                .transcendental_elems = {{"Erf", 32}},  // 512 = 32 × 16 at the estimate
+                .flops_scalar = 96,
+                .reduction_steps = 2048,
+                .select_steps = 256,
+                .pool_steps = 1024,
+                .gemm_calls = 12,
+                .gemm_pack_elems = 5632,
+                .gemm_microkernels = 22,
+                .sources_read = 3,
+                .libm_routines = 1,  // erff: what reading derives from transcendental_elems
+                .im2col_elems = 19600};
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -83,22 +119,23 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.features.sources_read, 3);
   EXPECT_EQ(b.features.im2col_elems, 19600);
   EXPECT_EQ(b.features.graph_bytes, 1791496);
-  // A record without the footprint (an older record) reads -1: unknown.
+  // An unknown footprint (-1, from a converted /1 record) is written as null and reads -1.
   MeasurementRecord old = a;
   old.features.graph_bytes = -1;
-  EXPECT_EQ(record_to_json(old).find("graph_bytes"), std::string::npos);
+  EXPECT_NE(record_to_json(old).find("\"graph_bytes\":null"), std::string::npos);
   EXPECT_EQ(record_from_json(record_to_json(old)).features.graph_bytes, -1);
   EXPECT_EQ(b.features.gemm_pack_elems, 5632);
   EXPECT_EQ(b.features.transcendental_elems.at("Erf"), 32);
   EXPECT_EQ(b.features.bytes_read_sources, 256);
   EXPECT_EQ(b.features.flops_scalar, 96);
-  // An older record without scalar FLOPs (every op vectorised) reads 0.
+  // A /1 record without scalar FLOPs (every op vectorised) reads 0; a /2 one is refused.
   {
     std::string old_line = line;
     const auto at = old_line.find("\"flops_scalar\":96.0,");
     ASSERT_NE(at, std::string::npos) << old_line;
     old_line.erase(at, std::string("\"flops_scalar\":96.0,").size());
-    EXPECT_EQ(record_from_json(old_line).features.flops_scalar, 0);
+    expect_refused_line(old_line, "measurement.predicted: missing field 'flops_scalar'");
+    EXPECT_EQ(record_from_json(as_v1(old_line)).features.flops_scalar, 0);
   }
   {  // Source bytes beyond the bytes read are refused (an edited record).
     std::string bad = line;
@@ -113,10 +150,11 @@ TEST(Records, RoundTripThroughJsonLines) {
           << e.what();
     }
   }
-  // An older record without elements per op: the estimates price flops_transcendental.
+  // No elements per op (the estimates price flops_transcendental): an empty object, read back empty.
   MeasurementRecord before = a;
   before.features.transcendental_elems.clear();
-  EXPECT_EQ(record_to_json(before).find("transcendental_elems"), std::string::npos);
+  before.features.libm_routines = 0;
+  EXPECT_NE(record_to_json(before).find("\"transcendental_elems\":{}"), std::string::npos);
   EXPECT_TRUE(record_from_json(record_to_json(before)).features.transcendental_elems.empty());
   // An op that is not transcendental, or a negative count, is refused by name.
   for (const auto& [from, to, needle] :
@@ -141,9 +179,9 @@ TEST(Records, RoundTripThroughJsonLines) {
 }
 
 TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
-  // Records written before the per-GEMM-call feature: gemm_calls = 0.
+  // /1 records written before the per-GEMM-call feature: gemm_calls = 0.
   std::string line = record_to_json(sample_record());
-  std::string old = line;
+  std::string old = as_v1(line);
   const auto pos = old.find(",\"gemm_calls\":");
   ASSERT_NE(pos, std::string::npos) << old;
   old.erase(pos, old.find(',', pos + 1) - pos);
@@ -181,6 +219,50 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
     EXPECT_NE(std::string(e.what()).find("malformed JSON (a number too large for a double)"), std::string::npos)
         << e.what();
   }
+}
+
+// fuseplan.measurement/2 has every feature; a /1 record is converted on
+// reading with each absent field filled as /1 read it (measurement.h
+// upgrade_measurement_v1), and any other schema is refused naming it.
+TEST(Records, SchemaOneIsConvertedWithItsAbsentFieldsFilled) {
+  const std::string v1 = R"({"schema": "fuseplan.measurement/1", "model": "m.onnx", "group": 2, "device": "host-cpu", )"
+                         R"("predicted": {"bytes_read": 512, "bytes_written": 256, "flops_contraction": 0, )"
+                         R"("flops_other": 64, "predicted_us": 1.5}, "measured": {"median_us": 4}})";
+  const nlohmann::json up = nlohmann::json::parse(upgrade_measurement_v1(v1));
+  EXPECT_EQ(up.at("schema"), kMeasurementSchema);
+  const nlohmann::json& p = up.at("predicted");
+  for (const FeatureField& f : recorded_features()) EXPECT_TRUE(p.contains(std::string(f.name))) << f.name;
+  EXPECT_EQ(p.at("occupancy"), 1.0);
+  EXPECT_EQ(p.at("gemm_calls"), 0.0);
+  EXPECT_TRUE(p.at("graph_bytes").is_null());
+  EXPECT_EQ(p.at("transcendental_elems"), nlohmann::json::object());
+  EXPECT_EQ(up.at("measured").at("min_us"), 4);
+  EXPECT_EQ(up.at("measured").at("repetitions"), 1);
+  const MeasurementRecord r = record_from_json(v1);
+  EXPECT_EQ(record_from_json(upgrade_measurement_v1(v1)).features, r.features);
+  EXPECT_EQ(r.features.bytes_read, 512);
+  EXPECT_EQ(r.features.flops_other, 64);
+  EXPECT_EQ(r.features.bytes_read_sources, 0);
+  EXPECT_EQ(r.features.occupancy, 1);
+  EXPECT_EQ(r.features.graph_bytes, -1);
+  EXPECT_EQ(r.min_us, 4);
+  EXPECT_EQ(r.max_us, 4);
+  EXPECT_EQ(r.repetitions, 1);
+  EXPECT_EQ(r.threads, 0);
+  // Written back, it is a /2 record that reads the same.
+  const std::string v2 = record_to_json(r);
+  EXPECT_NE(v2.find(kMeasurementSchema), std::string::npos);
+  EXPECT_EQ(record_from_json(v2).features, r.features);
+  // /2 has no defaults: a feature left out is refused by name.
+  std::string no_occupancy = v2;
+  const auto at = no_occupancy.find("\"occupancy\":1.0,");
+  ASSERT_NE(at, std::string::npos) << v2;
+  no_occupancy.erase(at, std::string("\"occupancy\":1.0,").size());
+  expect_refused_line(no_occupancy, "measurement.predicted: missing field 'occupancy'");
+  std::string v3 = v2;
+  v3.replace(v3.find(kMeasurementSchema), std::string(kMeasurementSchema).size(), "fuseplan.measurement/3");
+  expect_refused_line(v3, "unknown measurement schema 'fuseplan.measurement/3' (expected fuseplan.measurement/2, or "
+                          "fuseplan.measurement/1, which is converted on reading)");
 }
 
 TEST(Records, StatisticPicksMedianOrMin) {
@@ -224,7 +306,7 @@ TEST(Records, SameGroupInTwoPlansIsOneSample) {
   EXPECT_DOUBLE_EQ(dedupe_records({a, b, c})[0].min_us, 5);  // minimum of the minima
 }
 
-// Regression: a group key names a group at every size, so
+// Regression (fifteenth session): a group key names a group at every size, so
 // the same group measured at two dims (the shared cases at C = 64 and 1024)
 // had been merged into one sample.
 TEST(Records, TheSameGroupAtOtherDimsIsAnotherSample) {
@@ -269,7 +351,7 @@ TEST(Accuracy, ReportScoresTheHeldOutModelAndListsEveryGroup) {
   // is predicted exactly after calibration and 2x off in its memory term before.
   DeviceSpec prior = load_device("host-cpu");
   DeviceSpec truth = prior;
-  truth.caches[0].bw_GBps /= 2;
+  truth.cpu->caches[0].bw_GBps /= 2;
   AccuracyInputs in;
   in.prior = prior;
   in.calibration.hold = {"launch_us"};

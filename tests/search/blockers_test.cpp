@@ -213,9 +213,8 @@ TEST(Blockers, CpuRegisterEstimateIsACostNotALimit) {
   GroupCost big;
   big.regs_per_thread = 200;
   EXPECT_TRUE(check_resources(big, cpu, "x").ok());
-  DeviceSpec gpu;
-  gpu.kind = "gpu";
-  gpu.max_regs_per_thread = 128;
+  DeviceSpec gpu = make_gpu_device();
+  gpu.gpu->max_regs_per_thread = 128;
   EXPECT_EQ(check_resources(big, gpu, "x").blocker, Blocker::register_pressure);
   const Plan cost = search(g, cpu, "cost"), tvm = search(g, cpu, "tvm");
   EXPECT_LE(cost.totals.predicted_us, tvm.totals.predicted_us);

@@ -23,25 +23,25 @@ namespace {
 DeviceSpec truth_device() {
   DeviceSpec d = load_device("host-cpu");
   d.launch_us = 3;
-  for (auto& c : d.caches) c.bw_GBps *= c.name == "L1" ? 0.5 : c.name == "L2" ? 0.4 : c.name == "L3" ? 1.6 : 1.3;
-  d.dram_bw_GBps = d.caches.back().bw_GBps;
+  for (auto& c : d.cpu->caches) c.bw_GBps *= c.name == "L1" ? 0.5 : c.name == "L2" ? 0.4 : c.name == "L3" ? 1.6 : 1.3;
+  d.dram_bw_GBps = d.cpu->caches.back().bw_GBps;
   d.e_cmp = 0.3;
   d.e_contraction = 0.25;
   d.spill_penalty = 2.0;
-  d.gemm_call_us = 1.5;  // prior 0: a fit that ignored the calls would fail
-  d.e_transcendental = 0.05;  // prior 0 (= e_cmp 0.7): libm calls far slower
-  d.reduce_step_ns = 0.6;     // prior 0: serial reduction chains
-  d.pool_step_ns = 3;         // prior 0: pooling-library window steps
-  d.select_step_ns = 1.5;     // prior 0: max/min compare-select chains
-  d.source_read_us = 0.8;     // prior 0: first touch of each source tensor read
-  d.im2col_elem_ns = 1.2;     // prior 0: the convs' im2col pass
-  d.gemm_pack_elem_ns = 0.7;  // prior 0: the GEMMs' panel packing
+  d.cpu->gemm_call_us = 1.5;  // prior 0: a fit that ignored the calls would fail
+  d.cpu->e_transcendental = 0.05;  // prior 0 (= e_cmp 0.7): libm calls far slower
+  d.cpu->reduce_step_ns = 0.6;     // prior 0: serial reduction chains
+  d.cpu->pool_step_ns = 3;         // prior 0: pooling-library window steps
+  d.cpu->select_step_ns = 1.5;     // prior 0: max/min compare-select chains
+  d.cpu->source_read_us = 0.8;     // prior 0: first touch of each source tensor read
+  d.cpu->im2col_elem_ns = 1.2;     // prior 0: the convs' im2col pass
+  d.cpu->gemm_pack_elem_ns = 0.7;  // prior 0: the GEMMs' panel packing
   return d;
 }
 
 double cap(const DeviceSpec& d, const std::string& level) {
-  for (const auto& c : d.caches)
-    if (c.name == level) return c.bytes * (level == "L1" || level == "L2" ? d.sm_count : 1);
+  for (const auto& c : d.cpu->caches)
+    if (c.name == level) return c.bytes * (level == "L1" || level == "L2" ? d.cpu->cores : 1);
   return 0;
 }
 
@@ -131,19 +131,19 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "e_cmp") return t.e_cmp;
   if (name == "e_contraction") return t.e_contraction;
   if (name == "spill_penalty") return t.spill_penalty;
-  if (name == "gemm_call_us") return t.gemm_call_us;
-  if (name == "e_transcendental") return t.e_transcendental;
-  if (name == "reduce_step_ns") return t.reduce_step_ns;
-  if (name == "pool_step_ns") return t.pool_step_ns;
-  if (name == "select_step_ns") return t.select_step_ns;
-  if (name == "source_read_us") return t.source_read_us;
-  if (name == "libm_cold_us") return t.libm_cold_us;
-  if (name == "write_allocate_bw_GBps") return t.write_allocate_bw_GBps;
-  if (name == "store_stall_us") return t.store_stall_us;
-  if (name == "im2col_elem_ns") return t.im2col_elem_ns;
-  if (name == "gemm_pack_elem_ns") return t.gemm_pack_elem_ns;
-  if (name == "gemm_microkernel_ns") return t.gemm_microkernel_ns;
-  for (const auto& c : t.caches)
+  if (name == "gemm_call_us") return t.cpu->gemm_call_us;
+  if (name == "e_transcendental") return t.cpu->e_transcendental;
+  if (name == "reduce_step_ns") return t.cpu->reduce_step_ns;
+  if (name == "pool_step_ns") return t.cpu->pool_step_ns;
+  if (name == "select_step_ns") return t.cpu->select_step_ns;
+  if (name == "source_read_us") return t.cpu->source_read_us;
+  if (name == "libm_cold_us") return t.cpu->libm_cold_us;
+  if (name == "write_allocate_bw_GBps") return t.cpu->write_allocate_bw_GBps;
+  if (name == "store_stall_us") return t.cpu->store_stall_us;
+  if (name == "im2col_elem_ns") return t.cpu->im2col_elem_ns;
+  if (name == "gemm_pack_elem_ns") return t.cpu->gemm_pack_elem_ns;
+  if (name == "gemm_microkernel_ns") return t.cpu->gemm_microkernel_ns;
+  for (const auto& c : t.cpu->caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
 }
@@ -182,15 +182,15 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
                                         // contraction,
                                         // other, transcendental, reduce_step, select_step, pool_step, im2col,
                                         // gemm_pack, gemm_microkernel (held: the probe measures it)
-  EXPECT_EQ(prior.gemm_call_us, 0);
-  EXPECT_EQ(prior.source_read_us, 0);
-  EXPECT_EQ(prior.libm_cold_us, 0);
-  EXPECT_EQ(prior.e_transcendental, 0);
-  EXPECT_EQ(prior.reduce_step_ns, 0);
-  EXPECT_EQ(prior.pool_step_ns, 0);
-  EXPECT_EQ(prior.select_step_ns, 0);
-  EXPECT_EQ(prior.im2col_elem_ns, 0);
-  EXPECT_EQ(prior.gemm_pack_elem_ns, 0);
+  EXPECT_EQ(prior.cpu->gemm_call_us, 0);
+  EXPECT_EQ(prior.cpu->source_read_us, 0);
+  EXPECT_EQ(prior.cpu->libm_cold_us, 0);
+  EXPECT_EQ(prior.cpu->e_transcendental, 0);
+  EXPECT_EQ(prior.cpu->reduce_step_ns, 0);
+  EXPECT_EQ(prior.cpu->pool_step_ns, 0);
+  EXPECT_EQ(prior.cpu->select_step_ns, 0);
+  EXPECT_EQ(prior.cpu->im2col_elem_ns, 0);
+  EXPECT_EQ(prior.cpu->gemm_pack_elem_ns, 0);
   expect_recovered(r, truth);
   // The calibrated device predicts the true times (the loader's 1.5 cap on
   // efficiencies may move the excess into fp32_TFLOPs; the product is kept).
@@ -208,10 +208,10 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
 // apart from the launch time.
 TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
-  prior.write_allocate_bw_GBps = 8;
-  prior.store_buffer_bytes = truth.store_buffer_bytes = 16384;
-  truth.write_allocate_bw_GBps = 20;
-  truth.store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
+  prior.cpu->write_allocate_bw_GBps = 8;
+  prior.cpu->store_buffer_bytes = truth.cpu->store_buffer_bytes = 16384;
+  truth.cpu->write_allocate_bw_GBps = 20;
+  truth.cpu->store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
   ASSERT_EQ(r.parameters.size(), 20u);
@@ -224,15 +224,15 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   EXPECT_EQ(it->prior, 8);
   EXPECT_NEAR(it->value, 20, 2);
   EXPECT_LT(std::fabs(it->value - 20), 4 * it->std_error + 0.02);
-  EXPECT_EQ(r.device.write_allocate_bw_GBps, it->value);
-  EXPECT_EQ(r.device.store_buffer_bytes, 16384);
+  EXPECT_EQ(r.device.cpu->write_allocate_bw_GBps, it->value);
+  EXPECT_EQ(r.device.cpu->store_buffer_bytes, 16384);
   auto st = param("store_stall_us");
   ASSERT_NE(st, r.parameters.end());
   EXPECT_FALSE(st->held) << st->note;
   EXPECT_EQ(st->prior, 0);
   EXPECT_NEAR(st->value, 2.0, 0.2);
   EXPECT_LT(std::fabs(st->value - 2.0), 4 * st->std_error + 1e-3);
-  EXPECT_EQ(r.device.store_stall_us, st->value);
+  EXPECT_EQ(r.device.cpu->store_stall_us, st->value);
   for (int i = 0; i < 20; ++i) {
     double want = predict_us(samples[i].features, truth);
     EXPECT_NEAR(predict_us(samples[i].features, r.device), want, 0.1 * want) << samples[i].tag;
@@ -247,20 +247,20 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
 // and the fit is worse for it.
 TEST(Calibrate, HoldsTheProbedMicroKernelAndColdLibmCostsAndFitsTheRestAroundThem) {
   DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
-  truth.gemm_microkernel_ns = prior.gemm_microkernel_ns = 45;
-  truth.libm_cold_us = prior.libm_cold_us = 30;
+  truth.cpu->gemm_microkernel_ns = prior.cpu->gemm_microkernel_ns = 45;
+  truth.cpu->libm_cold_us = prior.cpu->libm_cold_us = 30;
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
   expect_recovered(r, truth);
-  EXPECT_EQ(r.device.gemm_microkernel_ns, 45);
-  EXPECT_EQ(r.device.libm_cold_us, 30);
+  EXPECT_EQ(r.device.cpu->gemm_microkernel_ns, 45);
+  EXPECT_EQ(r.device.cpu->libm_cold_us, 30);
   // Without the measurements the terms stay out, whatever the data say, and
   // the other terms fit the runs' time worse.
-  for (double DeviceSpec::*term : {&DeviceSpec::gemm_microkernel_ns, &DeviceSpec::libm_cold_us}) {
+  for (double CpuSpec::*term : {&CpuSpec::gemm_microkernel_ns, &CpuSpec::libm_cold_us}) {
     DeviceSpec unprobed = prior;
-    unprobed.*term = 0;
+    (*unprobed.cpu).*term = 0;
     CalibrationResult r0 = calibrate(unprobed, samples);
-    EXPECT_EQ(r0.device.*term, 0);
+    EXPECT_EQ((*r0.device.cpu).*term, 0);
     EXPECT_GT(r0.rms_relative_residual, r.rms_relative_residual);
   }
 }
@@ -324,12 +324,12 @@ TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
       EXPECT_EQ(p.value, p.name == "e_transcendental" ? prior.e_cmp : 0) << p.name;  // 0 = follow e_cmp
     }
   EXPECT_EQ(seen, 8);
-  EXPECT_EQ(r.device.gemm_call_us, 0);
-  EXPECT_EQ(r.device.source_read_us, 0);
-  EXPECT_EQ(r.device.e_transcendental, 0);
-  EXPECT_EQ(r.device.reduce_step_ns, 0);
-  EXPECT_EQ(r.device.pool_step_ns, 0);
-  EXPECT_EQ(r.device.select_step_ns, 0);
+  EXPECT_EQ(r.device.cpu->gemm_call_us, 0);
+  EXPECT_EQ(r.device.cpu->source_read_us, 0);
+  EXPECT_EQ(r.device.cpu->e_transcendental, 0);
+  EXPECT_EQ(r.device.cpu->reduce_step_ns, 0);
+  EXPECT_EQ(r.device.cpu->pool_step_ns, 0);
+  EXPECT_EQ(r.device.cpu->select_step_ns, 0);
 }
 
 TEST(Calibrate, RefusesTooFewMeasurements) {
@@ -454,8 +454,8 @@ TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
   for (const std::string dev : {"host-cpu", "h200", "host-cpu+calls"}) {
     DeviceSpec d = load_device(dev == "host-cpu+calls" ? "host-cpu" : dev);
     if (dev == "host-cpu+calls")  // the CPU terms too
-      d.gemm_call_us = 2.5, d.e_transcendental = 0.04, d.reduce_step_ns = 0.5, d.select_step_ns = 1.2, d.pool_step_ns = 2,
-      d.source_read_us = 0.3;
+      d.cpu->gemm_call_us = 2.5, d.cpu->e_transcendental = 0.04, d.cpu->reduce_step_ns = 0.5,
+      d.cpu->select_step_ns = 1.2, d.cpu->pool_step_ns = 2, d.cpu->source_read_us = 0.3;
     for (const char* ex : {"bert_base_layer", "resnet50_bottleneck", "mobilenetv2_inverted_residual"}) {
       ImportOptions io;
       io.batch = 2;

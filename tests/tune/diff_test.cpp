@@ -42,12 +42,11 @@ DeviceSpec pinned_cpu(const std::string& dir, double launch_us = 36.0, const std
   auto j = nlohmann::json::parse(device_to_json(load_device("host-cpu")));
   j["name"] = name;
   j["dram_bw_GBps"] = 40.0;
-  j["l2_bytes"] = 16777216.0;
   j["caches"] = nlohmann::json::array({{{"name", "L1"}, {"bytes", 49152.0}, {"bw_GBps", 220.0}},
                                        {{"name", "L2"}, {"bytes", 2097152.0}, {"bw_GBps", 94.0}},
                                        {{"name", "L3"}, {"bytes", 16777216.0}, {"bw_GBps", 7.4}},
                                        {{"name", "DRAM"}, {"bytes", 0.0}, {"bw_GBps", 40.0}}});
-  j["sm_count"] = 2;
+  j["cores"] = 2;
   j["fp32_TFLOPs"] = 0.084;
   j["launch_us"] = launch_us;
   j["e_mem"] = 1.0;

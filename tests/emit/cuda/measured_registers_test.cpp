@@ -71,7 +71,7 @@ TEST(ResourceOracle, CostUsesTheMeasurementOnlyWhileInstalled) {
   const Group& h = one.groups.at(0);
   ASSERT_EQ(h.kind, GroupKind::horizontal);
   GroupCost est = cost(g, h, d);
-  EXPECT_GT(est.regs_per_thread, d.max_regs_per_thread);
+  EXPECT_GT(est.regs_per_thread, d.gpu->max_regs_per_thread);
   EXPECT_EQ(est.regs_estimate, est.regs_per_thread);
   EXPECT_FALSE(est.measured);
   EXPECT_EQ(est.regs_measured, -1);
@@ -132,7 +132,7 @@ TEST(ResourceOracle, NvrtcMeasurementChangesTheHorizontalFusionDecision) {
   ASSERT_NE(hw, nullptr);
   EXPECT_GE(without.totals.kernels, 2);
   EXPECT_LT(static_cast<int>(hw->branches.size()), kChains);
-  EXPECT_LE(cw->regs_per_thread, d.max_regs_per_thread);
+  EXPECT_LE(cw->regs_per_thread, d.gpu->max_regs_per_thread);
 
   // With NVRTC's measurement all chains share one launch.
   EXPECT_EQ(with.totals.kernels, 1) << "without the oracle: " << without.totals.kernels;
@@ -143,7 +143,7 @@ TEST(ResourceOracle, NvrtcMeasurementChangesTheHorizontalFusionDecision) {
   ASSERT_NE(hm, nullptr);
   EXPECT_EQ(static_cast<int>(hm->branches.size()), kChains);
   EXPECT_TRUE(cm->measured);
-  EXPECT_GT(cm->regs_estimate, d.max_regs_per_thread);  // the estimate would block it
+  EXPECT_GT(cm->regs_estimate, d.gpu->max_regs_per_thread);  // the estimate would block it
   EXPECT_GT(cm->regs_measured, 0);
   EXPECT_LT(cm->regs_measured, 64);  // one branch per block
   EXPECT_EQ(cm->spill_bytes_measured, 0);

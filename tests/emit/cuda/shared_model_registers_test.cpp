@@ -190,7 +190,7 @@ TEST(SharedModelsNvrtc, EveryGroupOfEveryStrategysPlanCompilesAndRegistersTable)
           for (const auto& op : ops) line += " " + op;
           spill_lines.push_back(line);
         }
-        over += r.regs_estimate > d.max_regs_per_thread;
+        over += r.regs_estimate > d.gpu->max_regs_per_thread;
         if (r.regs_measured() > 0) ratio.push_back(static_cast<double>(r.regs_estimate) / r.regs_measured());
         Big b;
         b.strategy = strategy;

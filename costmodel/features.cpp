@@ -1,0 +1,167 @@
+// A group's features (costmodel/features.h): its bytes per source, FLOPs per
+// class, library calls and serial steps, registers and spills (estimated,
+// or measured through the installed ResourceOracle), as cost() and the
+// measurement records see them. Formulas: docs/cost-model.md, "Features".
+#include <algorithm>
+
+#include "costmodel/cost.h"
+#include "costmodel/cost_detail.h"
+
+namespace fuseplan {
+
+namespace {
+thread_local const ResourceOracle* t_oracle = nullptr;
+thread_local OracleUse t_oracle_use = OracleUse::constrained;
+
+// Whether the register estimate constrains the group: over the limit,
+// spilling, or occupancy low enough to cut bandwidth (GPU).
+bool estimate_constrains(const costmodel_detail::RegisterEstimate& r, const GpuSpec& gpu) {
+  return r.regs > gpu.max_regs_per_thread || r.spill_bytes > 0 ||
+         (gpu.min_occupancy_for_full_bw > 0 && r.occupancy < gpu.min_occupancy_for_full_bw);
+}
+}  // namespace
+
+ScopedResourceOracle::ScopedResourceOracle(const ResourceOracle& oracle, OracleUse use)
+    : prev_(t_oracle), prev_use_(t_oracle_use) {
+  if (oracle) {
+    t_oracle = &oracle;
+    t_oracle_use = use;
+  }
+}
+
+ScopedResourceOracle::~ScopedResourceOracle() {
+  t_oracle = prev_;
+  t_oracle_use = prev_use_;
+}
+
+namespace costmodel_detail {
+
+namespace {
+
+// Inputs, bytes read and written, and the passes of a multipass group whose
+// row fits no block (it re-reads its inputs once per reduction pass; the
+// search should not form it: reduction_barrier).
+void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
+  const Graph& g = v.g;
+  // External inputs (as group_inputs(), with the view's O(1) lookup);
+  // sources placed inside the group are loads too.
+  for (NodeId n : v.order) {
+    if (g.op_class(n) == OpClass::source) a.inputs.push_back(n);
+    for (const InEdge& e : g.in_edges(n))
+      if (NodeId p = e.src; v.pos(p) < 0) a.inputs.push_back(p);
+  }
+  std::sort(a.inputs.begin(), a.inputs.end());
+  a.inputs.erase(std::unique(a.inputs.begin(), a.inputs.end()), a.inputs.end());
+  double read = 0, written = 0, read_sources = 0, sources = 0;
+  for (NodeId n : a.inputs) {
+    const double b = input_bytes_read(g, v, n);
+    read += b;
+    if (g.op_class(n) == OpClass::source) read_sources += b;
+  }
+  for (NodeId n : v.grp.materialised)
+    if (g.op_class(n) != OpClass::source) written += static_cast<double>(g.bytes(n));
+  if (v.grp.kind == GroupKind::multipass && !fits_row_resident(reduction_row_bytes(v), d)) {
+    for (NodeId n : v.order) a.passes += g.op_class(n) == OpClass::reduction;
+    read *= a.passes;
+    read_sources *= a.passes;
+  }
+  for (NodeId n : a.inputs) sources += g.op_class(n) == OpClass::source;
+  CostFeatures& f = a.features;
+  f.bytes_read = read;
+  f.bytes_read_sources = read_sources;
+  f.bytes_written = written;
+  f.sources_read = sources;
+  f.graph_bytes = graph_footprint_bytes(g);
+}
+
+// Registers and spills: the estimate, replaced by the installed oracle's
+// measurement on a GPU when it asks (OracleUse).
+void count_registers(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
+  RegisterEstimate& r = a.regs;
+  r = estimate_registers(v, d);
+  a.regs_estimate = r.regs;
+  a.spill_bytes_estimate = r.spill_bytes;
+  if (d.gpu && t_oracle && (t_oracle_use == OracleUse::every_group || estimate_constrains(r, *d.gpu))) {
+    if (std::optional<MeasuredResources> m = (*t_oracle)(v.g, v.grp, d)) {
+      // The emitted kernels run threads_per_block threads per block; the
+      // measured per-thread spill bytes are paid once per estimated thread.
+      a.measured = true;
+      a.regs_measured = m->regs_per_thread;
+      r.regs = m->regs_per_thread;
+      r.spill_bytes_raw = m->spill_bytes_per_thread * r.threads;
+      r.spill_bytes = r.spill_bytes_raw * d.spill_penalty;
+      a.spill_bytes_measured = r.spill_bytes;
+      r.smem_bytes = m->smem_bytes;
+      r.occupancy = gpu_occupancy(r.regs, d.gpu->threads_per_block, r.smem_bytes, d);
+    }
+  }
+  a.features.spill_bytes_raw = r.spill_bytes_raw;
+  a.features.occupancy = r.occupancy;
+}
+
+}  // namespace
+
+void analyse_group(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
+  count_bytes(v, d, a);
+  const int tile_m = d.cpu ? d.cpu->gemm_tile_m : 0, tile_n = d.cpu ? d.cpu->gemm_tile_n : 0;
+  a.flops = group_flops(v, tile_m, tile_n, &d);
+  count_registers(v, d, a);
+  CostFeatures& f = a.features;
+  const GroupFlops& fl = a.flops;
+  f.flops_contraction = fl.contraction;
+  f.flops_other = fl.other;
+  f.flops_transcendental = fl.transcendental;
+  f.flops_scalar = fl.scalar;
+  f.reduction_steps = fl.reduction_steps;
+  f.select_steps = fl.select_steps;
+  f.pool_steps = fl.pool_steps;
+  f.gemm_calls = fl.gemm_calls;
+  f.gemm_pack_elems = fl.gemm_pack_elems;
+  f.gemm_microkernels = fl.gemm_microkernels;
+  f.im2col_elems = fl.im2col_elems;
+  f.libm_routines = libm_routines(v, fl);
+}
+
+}  // namespace costmodel_detail
+
+std::span<const FeatureField> recorded_features() {
+  static constexpr FeatureField kFields[] = {
+      {"bytes_read", &CostFeatures::bytes_read},
+      {"bytes_read_sources", &CostFeatures::bytes_read_sources},
+      {"bytes_written", &CostFeatures::bytes_written},
+      {"spill_bytes_raw", &CostFeatures::spill_bytes_raw},
+      {"occupancy", &CostFeatures::occupancy},
+      {"flops_contraction", &CostFeatures::flops_contraction},
+      {"flops_other", &CostFeatures::flops_other},
+      {"flops_transcendental", &CostFeatures::flops_transcendental},
+      {"flops_scalar", &CostFeatures::flops_scalar},
+      {"reduction_steps", &CostFeatures::reduction_steps},
+      {"select_steps", &CostFeatures::select_steps},
+      {"pool_steps", &CostFeatures::pool_steps},
+      {"gemm_calls", &CostFeatures::gemm_calls},
+      {"gemm_pack_elems", &CostFeatures::gemm_pack_elems},
+      {"gemm_microkernels", &CostFeatures::gemm_microkernels},
+      {"sources_read", &CostFeatures::sources_read},
+      {"im2col_elems", &CostFeatures::im2col_elems},
+  };
+  return kFields;
+}
+
+CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d) {
+  using namespace costmodel_detail;
+  GroupView v(g, grp);
+  GroupAnalysis a;
+  analyse_group(v, d, a);
+  CostFeatures f = std::move(a.features);
+  if (d.cpu && !d.cpu->transcendental_ns.empty()) {
+    // The analysis priced the transcendental ops at d's probe-measured
+    // weights; the features keep the estimates and the elements per op.
+    const GroupFlops est = group_flops(v, d.cpu->gemm_tile_m, d.cpu->gemm_tile_n);
+    f.flops_other = est.other;
+    f.flops_transcendental = est.transcendental;
+  }
+  f.transcendental_elems = transcendental_elems(v, a.flops);
+  return f;
+}
+
+}  // namespace fuseplan
