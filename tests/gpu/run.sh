@@ -43,7 +43,7 @@ step() {
   local name=$1 limit=$2
   shift 2
   if [ "$limit" -lt 5 ]; then
-    echo "== $name: skipped (session budget spent)"
+    echo "== $name: skipped (time budget spent)"
     return 124
   fi
   echo "== $name (limit ${limit}s, $(($SECONDS - START))s elapsed)"

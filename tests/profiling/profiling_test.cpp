@@ -306,7 +306,7 @@ TEST(Records, SameGroupInTwoPlansIsOneSample) {
   EXPECT_DOUBLE_EQ(dedupe_records({a, b, c})[0].min_us, 5);  // minimum of the minima
 }
 
-// Regression (fifteenth session): a group key names a group at every size, so
+// Regression: a group key names a group at every size, so
 // the same group measured at two dims (the shared cases at C = 64 and 1024)
 // had been merged into one sample.
 TEST(Records, TheSameGroupAtOtherDimsIsAnotherSample) {
