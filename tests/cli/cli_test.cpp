@@ -140,7 +140,7 @@ TEST(CliTune, AFailingGraphvizCostsTheSvgOnlyWithOneWarning) {
   const std::string env = path_with_failing_tool(dir, "dot", "Error: syntax error in line 1");
   fs::create_directories(dir + "/out");
   write(dir + "/out", "plan-b1.svg", "<svg>an earlier run's plan</svg>");  // stale: must not survive
-  Result r = fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "-o", dir + "/out"}, ".", env);
+  Result r = fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "--force", "-o", dir + "/out"}, ".", env);
   ASSERT_EQ(r.code, 0) << r.err;
   int warnings = 0;
   for (const auto& l : r.err_lines())
@@ -204,7 +204,8 @@ TEST(CliEmit, RefusesBeforeWritingAndLeavesNoStaleFiles) {
   fs::create_directories(dir + "/c");
   write(dir + "/c", "resources.json", "{\"from\": \"an earlier plan\"}");
   write(dir + "/c", "group_7.cu", "// an earlier plan's group");
-  Result e = fuseplan({"emit", dir + "/plan.json", model, "--batch", "2", "--no-compile", "-o", dir + "/c"});
+  // A non-empty folder is replaced whole only with --force (support/outputs.h).
+  Result e = fuseplan({"emit", dir + "/plan.json", model, "--batch", "2", "--no-compile", "--force", "-o", dir + "/c"});
   ASSERT_EQ(e.code, 0) << e.err;
   EXPECT_TRUE(fs::exists(dir + "/c/group_0.cu"));
   EXPECT_FALSE(fs::exists(dir + "/c/group_7.cu"));
