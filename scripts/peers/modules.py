@@ -176,13 +176,17 @@ def build_example(name: str, weights: dict) -> nn.Module:
 class _Tuple(nn.Module):
     """Wraps a model so it returns a tuple of the ONNX outputs."""
 
-    def __init__(self, m: nn.Module, field: str | None = None):
+    def __init__(self, m: nn.Module, field: str | None = None, ones_mask: bool = False):
         super().__init__()
-        self.m, self.field = m, field
+        self.m, self.field, self.ones_mask = m, field, ones_mask
 
     def forward(self, *args):
-        y = self.m(*args) if self.field is None else getattr(self.m(input_ids=args[0]), self.field)
-        return (y,)
+        if self.field is None:
+            return (self.m(*args),)
+        kw = {"input_ids": args[0]}
+        if self.ones_mask:  # an explicit all-ones mask: transformers then skips its packed-sequence
+            kw["attention_mask"] = torch.ones_like(args[0])  # check (aten::diff, which ONNX cannot export)
+        return (getattr(self.m(**kw), self.field),)
 
 
 # name -> (description, data inputs as (name, dtype, shape template), output names)
@@ -215,16 +219,31 @@ def build_zoo(name: str, seed: int) -> nn.Module:
     if name == "gpt2-small":
         import transformers
         cfg = transformers.GPT2Config(use_cache=False)
-        return _Tuple(transformers.GPT2Model(cfg), "last_hidden_state").eval()
+        return _Tuple(transformers.GPT2Model(cfg), "last_hidden_state", ones_mask=True).eval()
     raise KeyError(name)
 
 
 def export_onnx(module: nn.Module, example_args: tuple, input_names: list, output_names: list, path: str) -> None:
     """Static-shape export (the shapes of example_args) with the legacy
-    TorchScript exporter: plain ONNX ops, parameters as initializers."""
+    TorchScript exporter: plain ONNX ops, parameters as initializers.
+
+    A transformers model is exported with its "eager" attention (explicit
+    MatMul/Softmax): the exporter's lowering of SDPA with a boolean causal
+    mask emits IsNaN, which fuseplan's CPU backend does not run. The same
+    weights, so the same function; PyTorch itself is timed with the
+    model's default attention (SDPA)."""
     import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(module, example_args, path, dynamo=False, opset_version=17, input_names=input_names,
-                          output_names=output_names, external_data=False, do_constant_folding=True)
+    inner = getattr(module, "m", None)
+    hf = inner is not None and hasattr(inner, "set_attn_implementation")
+    if hf:
+        before = inner.config._attn_implementation
+        inner.set_attn_implementation("eager")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, example_args, path, dynamo=False, opset_version=17, input_names=input_names,
+                              output_names=output_names, external_data=False, do_constant_folding=True)
+    finally:
+        if hf:
+            inner.set_attn_implementation(before)
 

@@ -261,6 +261,8 @@ def prepare_case(case: Case, args) -> dict:
         meta.update(torch_module={"kind": "zoo", "name": case.name, "state": "module.pt"}, description=desc,
                     fuseplan_bind=[], materialised=[])
         shapes = {n: list(feeds[n].shape) for n in feeds}
+        meta["dims"] = {k: v for k, v in dims.items() if k != "batch"}
+        meta["title"] = case.name + f", batch {case.batch}" + "".join(f", {k}={v}" for k, v in sorted(meta["dims"].items()))
         dtypes = {n: str(feeds[n].dtype) for n in feeds}
         out_names = outs
     else:
@@ -423,12 +425,28 @@ def worker_main(args) -> None:
             so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
             so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if args.system == "ort-all"
                                            else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+            if args.system == "ort-all":  # what ORT's optimizer made of the graph, for the report
+                so.optimized_model_filepath = str(case_dir / "ort-all-optimized.onnx")
             sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
             names = [o.name for o in sess.get_outputs()]
+            ops = {}
+            if args.system == "ort-all":
+                import onnx
+                try:
+                    def key(n):
+                        return n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
+                    before = {key(n) for n in onnx.load(model_path, load_external_data=False).graph.node}
+                    after = onnx.load(so.optimized_model_filepath, load_external_data=False).graph.node
+                    for n in after:
+                        if key(n) not in before:
+                            ops[key(n)] = ops.get(key(n), 0) + 1
+                    os.remove(so.optimized_model_filepath)
+                except Exception as e:  # the note is optional
+                    ops = {"(could not read the optimized graph: " + type(e).__name__ + ")": 0}
 
             def infer():
                 return sess.run(names, feeds)
-            info = {"version": ort.__version__}
+            info = {"version": ort.__version__, "new_ops": ops}
         else:
             import torch
             torch.set_num_threads(args.threads)
@@ -559,7 +577,7 @@ def pct(xs, q):
 def measure_case(case: Case, args, env: dict) -> dict:
     res = {"title": case.title, "spec": case.spec, "systems": {}, "errors": {}, "notes": []}
     res["load_before"] = os.getloadavg()
-    meta = prepare_case(case, args)
+    meta = case.meta
     res["meta"] = meta
     case.title = res["title"] = meta["title"]
     res["shape"] = "; ".join(f"{n} {meta['dtypes'][n].replace('float32', 'f32').replace('int64', 'i64')}"
@@ -597,6 +615,8 @@ def measure_case(case: Case, args, env: dict) -> dict:
             systems.append(s)
             res["systems"].setdefault(s, {})["load_s"] = w.ready.get("load_s")
             res["systems"][s]["first_ms"] = wu[0] if wu else None
+            if w.ready.get("new_ops"):
+                res["systems"][s]["new_ops"] = w.ready["new_ops"]
         except Exception as e:
             res["errors"][s] = str(e)
             log(f"{case.title}: {s}: {e}")
@@ -737,6 +757,9 @@ def write_report(results: list, args, run_info: dict, path: Path) -> None:
              "`run --repeat 1 --json`'s `measured_us` (the sum of its kernels' times over one warm pass of "
              "the plan) in a new process per round; ONNX Runtime / PyTorch: wall time of one "
              "`session.run` / module call in a long-lived process. docs/peers.md has the details and caveats.\n")
+    for title, err in run_info.get("failed", []):
+        L.append(f"- **{title}: not measured**, the harness could not prepare it: {err}")
+    L.append("")
     L.append("## Summary\n")
     L.append("Median ms (min ms) over the rounds, and ×: the median of the per-round ratios to ORT all opts "
              "(< 1 is faster than ONNX Runtime).\n")
@@ -779,6 +802,9 @@ def write_report(results: list, args, run_info: dict, path: Path) -> None:
                     notes.append(f"{st['process_s']:.1f} s per `run` process")
             elif st.get("first_ms") is not None:
                 notes.append(f"first call {fmt_ms(st['first_ms'])} ms" + (" (compiles)" if s == "torch-compile" else ""))
+            if st.get("new_ops"):
+                notes.append("ops its optimizer introduced: " + ", ".join(
+                    f"{k} ×{v}" if v else k for k, v in sorted(st["new_ops"].items())))
             if "median_ms" not in st:
                 L.append(f"| {label(s)} | – | – | – | – | – | – | {fmt_err(st.get('max_rel_err'))} | "
                          + "; ".join(notes) + " |")
@@ -904,8 +930,17 @@ def cmd_run(args) -> int:
                 "command": "peers.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]), "commit": commit,
                 "cores": ",".join(map(str, cores)), "versions": versions(), "machine": machine(),
                 "load_before": os.getloadavg()}
-    results = []
+    results, failed = [], []
+    for c in cases:  # prepare every case first: a bad binding stops the run before anything is measured
+        try:
+            c.meta = prepare_case(c, args)
+        except Exception as e:  # e.g. an exporter that cannot export the model: reported, the rest go on
+            log(f"{c.title}: cannot prepare: {type(e).__name__}: {e}")
+            failed.append((c.title, f"{type(e).__name__}: {e}"))
+    run_info["failed"] = failed
     for c in cases:
+        if not hasattr(c, "meta"):
+            continue
         results.append(measure_case(c, args, env))
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=1, default=str))
