@@ -636,7 +636,7 @@ def measure_case(case: Case, args, env: dict) -> dict:
         files = [d / f"{n}.npy" if (d / f"{n}.npy").exists() else d / f"{k}.npy"
                  for k, n in enumerate(meta["outputs"])]
         return [np.load(f) for f in files] if all(f.exists() for f in files) else None
-    ref_sys = next((s for s in (["fuseplan-cost"] + [x for x in systems if x.startswith("fuseplan-")] + ["ort-none"])
+    ref_sys = next((s for s in (["fuseplan-cost"] + [x for x in systems if x.startswith("fuseplan-")] + ["ort-none"] + PEERS)
                     if s in systems and load_outs(s) is not None), None)
     res["reference"] = ref_sys
     if ref_sys:
@@ -828,7 +828,7 @@ COLORS = ["#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d6
           "#e377c2", "#7f7f7f"]
 
 
-def write_svg(results: list, path: Path, title: str) -> None:
+def write_svg(results: list, path: Path, title: str, note: str = "") -> None:
     """Grouped bars: per case, each system's median time relative to ORT all
     opts (median of per-round ratios), log2 axis; the value on each bar."""
     import math
@@ -847,7 +847,7 @@ def write_svg(results: list, path: Path, title: str) -> None:
     bw, gap, left, top, ph = 18, 26, 70, 50, 300
     group_w = bw * len(all_sys) + gap
     width = max(left + group_w * len(results) + 20, 680)
-    height = top + ph + 120
+    height = top + ph + 120 + (16 if note else 0)
 
     def y(v):
         return top + ph * (1 - (math.log2(v) - math.log2(lo)) / (math.log2(hi) - math.log2(lo)))
@@ -893,6 +893,8 @@ def write_svg(results: list, path: Path, title: str) -> None:
         yy = ly + (si // per_row) * 16
         o.append(f'<rect x="{lx}" y="{yy - 9}" width="10" height="10" fill="{COLORS[si % len(COLORS)]}"/>')
         o.append(f'<text x="{lx + 14}" y="{yy}">{esc(label(s))}</text>')
+    if note:
+        o.append(f'<text x="{left}" y="{height - 10}" fill="#a00">{esc(note)}</text>')
     o.append("</svg>")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(o) + "\n")
@@ -904,9 +906,7 @@ def cmd_run(args) -> int:
     if not Path(args.fuseplan).exists():
         raise SystemExit(f"peers: no fuseplan binary at {args.fuseplan} (build it, or pass --fuseplan PATH)")
     args.fuseplan = str(Path(args.fuseplan).resolve())
-    specs = list(args.cases)
-    if args.suite:
-        specs += SUITES[args.suite]
+    specs = (SUITES[args.suite] if args.suite else []) + list(args.cases)
     if not specs:
         raise SystemExit("peers: name at least one case or --suite (see `peers.py list`)")
     args.strategies = STRATEGIES_ALL if args.strategies == "all" else args.strategies.split(",")
@@ -946,7 +946,10 @@ def cmd_run(args) -> int:
             Path(args.json).write_text(json.dumps(results, indent=1, default=str))
     run_info["load_after"] = os.getloadavg()
     write_report(results, args, run_info, Path(args.out))
-    write_svg(results, Path(args.svg), "fuseplan vs peers, " + f"{args.threads} thread(s), {run_info['date']}")
+    la0, la1 = run_info["load_before"], run_info["load_after"]
+    note = (args.label.split(":")[0][:90] + "; " if args.label else "") + \
+        f"load average {la0[0]:.2f} before, {la1[0]:.2f} after on {os.cpu_count()} cores; {args.reps} rounds"
+    write_svg(results, Path(args.svg), "fuseplan vs peers, " + f"{args.threads} thread(s), {run_info['date']}", note)
     log(f"wrote {args.out} and {args.svg}")
     print(Path(args.out).read_text())
     return 0
