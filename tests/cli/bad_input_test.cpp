@@ -343,11 +343,11 @@ TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
   const std::string msg = file + ":2: measured on device 'h100-sxm', not on --device 'host-cpu'";
   for (const char* cmd : {"calibrate", "accuracy"}) {
     SCOPED_TRACE(cmd);
-    expect_refused(fuseplan({cmd, "--device", "host-cpu", file, "-o", dir + "/out/x"}), msg);
-    expect_refused(fuseplan({cmd, "--device", "h100-sxm", write(dir, "cpu.jsonl", record()), "-o", dir + "/out/x"}),
+    expect_refused(fuseplan({cmd, "--device", "host-cpu", file, "-o", dir + "/x"}), msg);
+    expect_refused(fuseplan({cmd, "--device", "h100-sxm", write(dir, "cpu.jsonl", record()), "-o", dir + "/x"}),
                    dir + "/cpu.jsonl:1: measured on device 'host-cpu', not on --device 'h100-sxm'");
   }
-  EXPECT_FALSE(fs::exists(dir + "/out"));
+  EXPECT_FALSE(fs::exists(dir + "/x"));
   // A device calibrated from host-cpu, or a variant config of it, takes its
   // measurements: the shipped records (device host-cpu) and their prior
   // configs/devices/host-cpu-1thread.json (docs/calibration.md).
