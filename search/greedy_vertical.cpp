@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "search/gain.h"
 #include "search/legality.h"
 #include "search/passes.h"
 
@@ -13,7 +14,8 @@ namespace fuseplan {
 
 namespace {
 
-enum class CandKind { merge = 0, duplicate_one = 1, duplicate_all = 2 };
+// Declaration order is the tie order of equal savings (Worse): merges first.
+enum class CandKind { merge, duplicate_one, duplicate_all };
 
 struct Candidate {
   double delta_us = 0;
@@ -31,8 +33,6 @@ struct Worse {
     return a.c > b.c;
   }
 };
-
-constexpr double kMinGainUs = 1e-6;  // below this a merge is noise, not a saving
 
 // Greedy best-first merging. Invariant: whenever a group changes (merge,
 // duplication, or a price change through what it must materialise: the

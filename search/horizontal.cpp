@@ -1,14 +1,13 @@
 #include <algorithm>
 #include <map>
 
+#include "search/gain.h"
 #include "search/legality.h"
 #include "search/passes.h"
 
 namespace fuseplan {
 
 namespace {
-constexpr double kMinGainUs = 1e-6;  // below this a merge is noise, not a saving
-
 /// Depth of every alive group in the group DAG (longest path from a group
 /// with no producer group). Groups at equal depth are mutually independent,
 /// and merging them keeps the DAG acyclic.

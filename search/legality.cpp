@@ -6,15 +6,21 @@
 #include <unordered_set>
 
 #include "costmodel/cost.h"
+#include "support/error.h"
 
 namespace fuseplan {
 
 namespace {
 
+// In the order of Blocker; docs/blockers.md documents each.
 constexpr std::string_view kBlockerNames[] = {
-    "none",         "layout_mismatch", "indirect_access", "scan_recurrence", "graph_output",
-    "multi_consumer", "control_flow",  "reduction_barrier", "graph_break",   "cycle",
-    "iteration_space", "register_pressure", "shared_memory", "unprofitable"};
+    "none", "layout_mismatch", "indirect_access", "scan_recurrence", "graph_output",
+    "multi_consumer", "control_flow", "reduction_barrier", "graph_break", "cycle",
+    "two_contractions", "epilogue_not_elementwise", "contraction_broadcast", "prologue_not_cheap",
+    "expensive_broadcast", "horizontal_contraction", "iteration_space", "register_pressure",
+    "shared_memory", "unprofitable"};
+static_assert(std::size(kBlockerNames) == static_cast<std::size_t>(Blocker::unprofitable) + 1,
+              "one name per Blocker, unprofitable last");
 
 // Above this many elements a group is no longer launch-bound on any configured
 // GPU (4 MiB of f32 at ~3 TB/s ≈ 1.3 µs ≈ one launch): block-index dispatch of
@@ -114,7 +120,11 @@ bool path_outside(const Graph& g, const SideMarks& m, bool from_is_a, std::span<
 
 }  // namespace
 
-std::string_view to_string(Blocker b) { return kBlockerNames[static_cast<int>(b)]; }
+std::string_view to_string(Blocker b) {
+  const auto i = static_cast<std::size_t>(b);
+  FUSEPLAN_ASSERT(i < std::size(kBlockerNames), "a Blocker value without a name");
+  return kBlockerNames[i];
+}
 
 Blocker blocker_from_string(std::string_view s) {
   for (std::size_t i = 0; i < std::size(kBlockerNames); ++i)
@@ -225,7 +235,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
 
   // 2. Contractions: one per kernel, elementwise epilogues, cheap prologues.
   if (p_con != kNoNode && c_con != kNoNode)
-    return FusionDecision::forbid(Blocker::iteration_space,
+    return FusionDecision::forbid(Blocker::two_contractions,
                                   edge_name() + ": both groups hold a contraction (" + g.node(p_con).name + ", " +
                                       g.node(c_con).name + "); one library GEMM per kernel");
   if (p_con != kNoNode) {
@@ -237,13 +247,13 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
                                       q(C.name) + " reduces the output of contraction " + q(g.node(p_con).name) +
                                           "; a GEMM tile holds only a block of it");
       if (!is_cheap_class(C.op_class))
-        return FusionDecision::forbid(Blocker::iteration_space,
+        return FusionDecision::forbid(Blocker::epilogue_not_elementwise,
                                       q(C.name) + " (" + std::string(to_string(C.op_class)) +
                                           ") is not an elementwise epilogue of contraction " +
                                           q(g.node(p_con).name));
     }
     if (dom_c > out_elems)
-      return FusionDecision::forbid(Blocker::iteration_space,
+      return FusionDecision::forbid(Blocker::contraction_broadcast,
                                     edge_name() + ": consumer broadcasts contraction output " + q(g.node(p_con).name) +
                                         " to a larger shape (" + std::to_string(dom_c) + " > " +
                                         std::to_string(out_elems) + " elements)");
@@ -252,7 +262,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
     for (NodeId p : pg) {
       const Primitive& P = g.node(p);
       if (!is_cheap_class(P.op_class))
-        return FusionDecision::forbid(Blocker::iteration_space,
+        return FusionDecision::forbid(Blocker::prologue_not_cheap,
                                       q(P.name) + " (" + std::string(to_string(P.op_class)) +
                                           ") is not a cheap prologue of contraction " + q(g.node(c_con).name));
     }
@@ -299,7 +309,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   if (dom_c > dom_p && p_con == kNoNode && reds.empty()) {
     for (NodeId p : pg)
       if (!is_cheap_class(g.op_class(p)))
-        return FusionDecision::forbid(Blocker::iteration_space,
+        return FusionDecision::forbid(Blocker::expensive_broadcast,
                                       edge_name() + ": consumer broadcasts " + q(g.node(p).name) + " to a larger shape");
   }
 
@@ -362,7 +372,7 @@ FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, s
       if (p.op_class == OpClass::opaque)
         return FusionDecision::forbid(Blocker::graph_break, pair + ": " + q(p.name) + " is opaque");
       if (p.op_class == OpClass::contraction)
-        return FusionDecision::forbid(Blocker::iteration_space,
+        return FusionDecision::forbid(Blocker::horizontal_contraction,
                                       pair + ": contraction " + q(p.name) + " is launched by the GEMM library");
     }
   const int64_t da = iteration_space(g, a), db = iteration_space(g, b);

@@ -15,11 +15,14 @@
 
 namespace fuseplan {
 
-/// Blocker codes of docs/blockers.md. `none` = allowed without remark.
+/// Blocker codes: docs/blockers.md says what each means, with an example
+/// and the function that decides it. `none` = allowed without remark.
 enum class Blocker {
   none, layout_mismatch, indirect_access, scan_recurrence, graph_output, multi_consumer,
-  control_flow, reduction_barrier, graph_break, cycle, iteration_space, register_pressure,
-  shared_memory, unprofitable
+  control_flow, reduction_barrier, graph_break, cycle,
+  two_contractions, epilogue_not_elementwise, contraction_broadcast, prologue_not_cheap,
+  expensive_broadcast, horizontal_contraction, iteration_space,
+  register_pressure, shared_memory, unprofitable
 };
 std::string_view to_string(Blocker b);
 /// Throws Error on an unknown code.
@@ -47,11 +50,16 @@ struct FusionDecision {
 FusionDecision can_fuse_edge(const Graph& g, NodeId producer, NodeId consumer);
 
 /// Group-level legality of merging producer group P into consumer group C
-/// (P has an edge into C). Checks every crossing edge, one contraction per
-/// group, what may surround a contraction (elementwise epilogues, cheap
-/// prologues), reduction compatibility (row-resident multipass needs the row
-/// to fit one block: else reduction_barrier / shared_memory), iteration
-/// spaces, and cycles (a path P -> X -> C through another group).
+/// (P has an edge into C). Checks, in this order: every crossing edge
+/// (can_fuse_edge; a consumer feeding P back: cycle); contractions (one per
+/// kernel: two_contractions; elementwise epilogues:
+/// epilogue_not_elementwise, reduction_barrier; no broadcast of the
+/// contraction's output: contraction_broadcast; cheap prologues:
+/// prologue_not_cheap); reductions (same rows, and a row-resident
+/// multipass row fitting one block: else reduction_barrier); iteration
+/// spaces (only a cheap P may be broadcast: else expensive_broadcast); and
+/// cycles on the primitive DAG (a path P -> X -> C through another group:
+/// cycle).
 /// `check_cycles = false` skips step 5 for callers that check cycles on
 /// their own group DAG (cheaper than the node-level search).
 FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> producer_group,
@@ -66,10 +74,11 @@ FusionDecision can_duplicate(const Graph& g, std::span<const NodeId> producer_gr
 
 /// Horizontal legality of launching two independent groups as one kernel:
 /// `independent` must say whether no path connects them (callers know the
-/// group DAG); same iteration space (or both small, for block-index
-/// dispatch); no opaque members; with a device, the rows both groups keep
-/// resident (multipass) must fit one block's shared memory together
-/// (else shared_memory).
+/// group DAG; else cycle); no opaque members (graph_break); no contraction
+/// (horizontal_contraction); same iteration space, or both small for
+/// block-index dispatch (else iteration_space); with a device, the rows both
+/// groups keep resident (multipass) must fit one block's shared memory
+/// together (else shared_memory).
 FusionDecision can_merge_horizontal(const Graph& g, std::span<const NodeId> a, std::span<const NodeId> b,
                                     bool independent, const DeviceSpec* d = nullptr);
 

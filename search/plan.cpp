@@ -6,7 +6,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "search/decision_log.h"
 #include "search/pricing.h"
+#include "support/error.h"
 
 namespace fuseplan {
 
@@ -59,7 +61,11 @@ std::vector<NodeId> materialised_nodes(const Graph& g, const std::vector<std::ve
 }
 
 Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<NodeId>> partition,
-               const std::string& strategy) {
+               const std::string& strategy, PartitionSource source) {
+  auto refuse = [&](const std::string& what) {
+    FUSEPLAN_ASSERT(source != PartitionSource::strategy, "strategy '" + strategy + "' made an invalid partition: " + what);
+    throw Error(what);
+  };
   // Normalise: drop empty groups, sort nodes topologically, dedupe.
   std::vector<std::vector<NodeId>> parts;
   for (auto& p : partition) {
@@ -67,7 +73,7 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
     p.erase(std::unique(p.begin(), p.end()), p.end());
     for (NodeId n : p)
       if (g.op_class(n) == OpClass::source)
-        throw Error("partition puts source '" + g.node(n).name + "' in a kernel");
+        refuse("partition puts source '" + g.node(n).name + "' in a kernel");
     if (!p.empty()) parts.push_back(std::move(p));
   }
   // A kernel whose every primitive another kernel also computes is redundant
@@ -93,7 +99,7 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
     for (NodeId n : parts[i]) groups_of[n].push_back(i);
   for (NodeId n = 0; n < g.size(); ++n)
     if (g.op_class(n) != OpClass::source && groups_of[n].empty())
-      throw Error("partition leaves primitive '" + g.node(n).name + "' in no group");
+      refuse("partition leaves primitive '" + g.node(n).name + "' in no group");
 
   // Group DAG: home(producer) -> every group that reads it from memory.
   const std::size_t k = parts.size();
@@ -123,7 +129,7 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
     for (std::size_t s : succ[i])
       if (--indeg[s] == 0) ready.emplace(key(s), s);
   }
-  if (order.size() != k) throw Error("the partition's kernels form a cycle");
+  if (order.size() != k) refuse("the partition's kernels form a cycle");
 
   // Keep "first group holding n" = home in the new order: reorder parts.
   std::vector<std::vector<NodeId>> ordered;

@@ -48,14 +48,21 @@ struct Plan {
   std::string status;                   // e.g. "optimal", "gap 3.2%", "" for heuristics
 };
 
+/// Who made a partition handed to make_plan, which decides what an invalid
+/// one is: the user's input (a plan file: Error, exit 2) or a bug of
+/// fuseplan's own (a strategy's search: InternalError, exit 70).
+enum class PartitionSource { plan_file, strategy };
+
 /// Builds a complete Plan from a partition: each inner vector is the node
 /// set of one kernel (sources excluded; a node may appear in several groups =
 /// duplicated). Orders groups topologically, derives kinds, materialised and
 /// duplicated sets, prices every group, logs a decision for every edge
-/// between non-source primitives and fills totals (search_ms excepted).
-/// Throws Error if a node is in no group or the group graph has a cycle.
+/// between non-source primitives (search/decision_log.h) and fills totals
+/// (search_ms excepted). A source in a kernel, a primitive in no group or a
+/// cycle among the kernels throws Error (`source` plan_file) or
+/// InternalError (`source` strategy).
 Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<NodeId>> partition,
-               const std::string& strategy);
+               const std::string& strategy, PartitionSource source = PartitionSource::plan_file);
 
 /// The materialised subset of `nodes` given the whole partition (graph
 /// outputs, and outputs read by a group that does not recompute them; a

@@ -1,12 +1,15 @@
-// Pricing helpers shared by strategies and the decision log: price an
-// arbitrary node set as one kernel, and explain every edge of a plan.
+// Building groups: an arbitrary set of primitives as one kernel (its
+// materialised outputs, its kind, its branches when disconnected) and its
+// price. Shared by the strategies, WorkState, make_plan and the decision log.
 #pragma once
 
 #include <span>
 #include <vector>
 
 #include "costmodel/cost.h"
-#include "search/plan.h"
+#include "costmodel/device.h"
+#include "costmodel/group.h"
+#include "graph/graph.h"
 
 namespace fuseplan {
 
@@ -30,13 +33,5 @@ void assign_kind(const Graph& g, Group& grp);
 
 /// Group value for `nodes` (sorted, kind inferred, materialised as in price_set).
 Group make_group(const Graph& g, std::span<const NodeId> nodes);
-
-/// µs to write and read back a tensor of `bytes` at the device's effective DRAM bandwidth.
-double roundtrip_us(double bytes, const DeviceSpec& d);
-
-/// One record per edge between two non-source primitives of the plan:
-/// fused / duplicated inside a kernel, or kept / blocked across kernels with
-/// the blocker and the predicted saving of the merge (µs).
-std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, const Plan& plan);
 
 }  // namespace fuseplan

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "search/gain.h"
 #include "search/legality.h"
 #include "search/passes.h"
 #include "search/pricing.h"
@@ -10,7 +11,6 @@
 namespace fuseplan {
 
 namespace {
-constexpr double kMinGainUs = 1e-6;  // below this a move is noise, not a saving
 constexpr std::size_t kMaxSegment = 2;  // primitives moved at once by a re-cut (bounds the pass: linear)
 
 /// holders[n] = number of alive groups holding primitive n (> 1: duplicated).
@@ -98,6 +98,13 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
   return moves;
 }
 
+/// Which way a re-cut of P -> C moves primitives across their boundary.
+enum class Recut {
+  none,                // no move found
+  suffix_of_producer,  // the last k primitives of P move into C
+  prefix_of_consumer,  // the first k primitives of C move into P
+};
+
 /// Re-cut of two adjacent groups P -> C: moves up to kMaxSegment primitives
 /// across their boundary at once — the last k of P (topological order) into
 /// C, or the first k of C into P. Single-primitive moves cannot do this when every
@@ -111,8 +118,8 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
   int moves = 0;
   struct Move {
     double gain = kMinGainUs;
-    int kind = -1;  // 0: suffix of P into C, 1: prefix of C into P
-    std::size_t k = 0;
+    Recut kind = Recut::none;
+    std::size_t k = 0;  // primitives moved
   };
   // A pair's answer depends only on the two node sets (both groups plain:
   // price_set, legality and cost_of read nothing else), so a pair that found
@@ -130,7 +137,7 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
         const std::vector<NodeId> pn = ws.nodes(p), cn = ws.nodes(c);
         const double before = ws.cost_of(p).predicted_us + ws.cost_of(c).predicted_us;
         Move best;
-        auto consider = [&](int kind, std::size_t k, std::span<const NodeId> moved, std::vector<NodeId> a,
+        auto consider = [&](Recut kind, std::size_t k, std::span<const NodeId> moved, std::vector<NodeId> a,
                             std::vector<NodeId> b) {
           if (a.size() > cap || b.size() > cap || a.empty() || b.empty() || !is_connected(g, a) || !is_connected(g, b)) return;
           const GroupCost ca = price_set(g, d, a), cb = price_set(g, d, b);
@@ -139,8 +146,8 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
           if (!check_resources(ca, d, "merge").ok() || !check_resources(cb, d, "merge").ok()) return;
           // Legality of the grown group: the moved primitives against what they join.
           FusionDecision dec = FusionDecision::allow();
-          if (kind == 0) dec = can_merge_vertical(g, moved, cn, d);
-          else if (kind == 1) dec = can_merge_vertical(g, pn, moved, d);
+          if (kind == Recut::suffix_of_producer) dec = can_merge_vertical(g, moved, cn, d);
+          else dec = can_merge_vertical(g, pn, moved, d);
           if (!dec.ok()) return;
           best = {gain, kind, k};
         };
@@ -148,15 +155,15 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
           std::span<const NodeId> moved(pn.end() - static_cast<std::ptrdiff_t>(k), pn.end());
           std::vector<NodeId> a(pn.begin(), pn.end() - static_cast<std::ptrdiff_t>(k)), b = cn;
           b.insert(b.end(), moved.begin(), moved.end());
-          consider(0, k, moved, std::move(a), std::move(b));
+          consider(Recut::suffix_of_producer, k, moved, std::move(a), std::move(b));
         }
         for (std::size_t k = 1; k <= kMaxSegment && k < cn.size(); ++k) {  // prefix of C into P
           std::span<const NodeId> moved(cn.begin(), cn.begin() + static_cast<std::ptrdiff_t>(k));
           std::vector<NodeId> a = pn, b(cn.begin() + static_cast<std::ptrdiff_t>(k), cn.end());
           a.insert(a.end(), moved.begin(), moved.end());
-          consider(1, k, moved, std::move(a), std::move(b));
+          consider(Recut::prefix_of_consumer, k, moved, std::move(a), std::move(b));
         }
-        if (best.kind < 0) {
+        if (best.kind == Recut::none) {
           no_move[key] = versions;
           continue;
         }
@@ -168,10 +175,11 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
           for (NodeId n : nodes) ws.merge(to, ws.split_off(n));
         };
         const std::span<const NodeId> moved =
-            best.kind == 0 ? std::span<const NodeId>(pn).last(best.k) : std::span<const NodeId>(cn).first(best.k);
-        move(moved, best.kind == 0 ? c : p);
+            best.kind == Recut::suffix_of_producer ? std::span<const NodeId>(pn).last(best.k)
+                                                   : std::span<const NodeId>(cn).first(best.k);
+        move(moved, best.kind == Recut::suffix_of_producer ? c : p);
         if (ws.on_cycle(p) || ws.on_cycle(c)) {
-          move(moved, best.kind == 0 ? p : c);
+          move(moved, best.kind == Recut::suffix_of_producer ? p : c);
           no_move[key] = {ws.version(p), ws.version(c)};
           continue;
         }

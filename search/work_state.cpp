@@ -1,14 +1,21 @@
 #include "search/work_state.h"
 
 #include <algorithm>
+#include <queue>
 #include <set>
 
 #include "costmodel/group.h"
 #include "search/pricing.h"
+#include "support/error.h"
 
 namespace fuseplan {
 
 namespace {
+// Spacing of the initial topological labels: 2^32 leaves room for 32
+// midpoint insertions at one place before relabel_all (labels of up to 2^32
+// groups fit an uint64_t).
+constexpr uint64_t kLabelGap = uint64_t{1} << 32;
+
 // Membership in a short list (group ids, holders, node spans).
 template <class Range, class T>
 bool has(const Range& v, const T& x) {
@@ -32,6 +39,17 @@ WorkState::WorkState(const Graph& g, const DeviceSpec& d) : g_(g), d_(d) {
   version_.assign(nodes_.size(), 0);
   cost_cache_.resize(nodes_.size());
   cost_version_.assign(nodes_.size(), -1);
+  // Groups are created in topological order: that order is a valid labelling.
+  label_.resize(nodes_.size());
+  prev_.resize(nodes_.size());
+  next_.resize(nodes_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    label_[i] = (i + 1) * kLabelGap;
+    prev_[i] = static_cast<int>(i) - 1;
+    next_[i] = i + 1 < nodes_.size() ? static_cast<int>(i) + 1 : -1;
+  }
+  first_ = nodes_.empty() ? -1 : 0;
+  last_ = static_cast<int>(nodes_.size()) - 1;
 }
 
 bool WorkState::holds(int gid, NodeId n) const { return has(copies_[n], gid); }
@@ -74,20 +92,19 @@ std::vector<int> WorkState::producer_groups(int gid) const {
 }
 
 bool WorkState::merge_would_cycle(int a, int b) const {
-  // A path from `from` to `to` via another group. Groups whose first
-  // primitive comes after `to`'s last one in topological order are not
-  // explored (this keeps the walk local: linear total time at 100k
-  // primitives). The group feeding `to` directly always comes earlier; one
-  // further back can only start later when a group between is not connected
-  // inside, so such a path is missed here, and make_plan still refuses the
-  // cycle it would close.
+  FUSEPLAN_ASSERT(a != b && alive_[a] && alive_[b], "merge_would_cycle asks about two alive groups");
+  // Acyclic: a path only climbs in label, so only one direction can exist.
+  if (!cyclic_) return label_[a] < label_[b] ? path_via_third(a, b) : path_via_third(b, a);
   return path_via_third(a, b) || path_via_third(b, a);
 }
 
-bool WorkState::on_cycle(int gid) const { return path_via_third(gid, gid); }
+bool WorkState::on_cycle(int gid) const { return cyclic_ && path_via_third(gid, gid); }
 
 bool WorkState::path_via_third(int from, int to) const {
-  const std::size_t limit = g_.topo_index(nodes_[to].back());
+  // Acyclic: a group labelled above `to` reaches only groups labelled above
+  // it, never `to`; not explored. Cyclic: every group reachable is.
+  const bool prune = !cyclic_;
+  const uint64_t limit = label_[to];
   // Epoch-stamped marks: no per-call clearing of an array of all groups.
   visit_mark_.resize(nodes_.size(), 0);
   const unsigned epoch = ++visit_epoch_;
@@ -101,13 +118,142 @@ bool WorkState::path_via_third(int from, int to) const {
     stack.pop_back();
     if (seen(x)) continue;
     visit_mark_[x] = epoch;
-    if (g_.topo_index(nodes_[x].front()) > limit) continue;
+    if (prune && label_[x] > limit) continue;
     for (int y : consumer_groups(x)) {
       if (y == to) return true;
       if (!seen(y)) stack.push_back(y);
     }
   }
   return false;
+}
+
+void WorkState::link_after(int gid, int after) {
+  const int nx = next_[after];
+  prev_[gid] = after;
+  next_[gid] = nx;
+  next_[after] = gid;
+  if (nx >= 0) prev_[nx] = gid;
+  else last_ = gid;
+  if (nx < 0) {
+    label_[gid] = label_[after] + kLabelGap;
+  } else if (label_[nx] - label_[after] >= 2) {
+    label_[gid] = label_[after] + (label_[nx] - label_[after]) / 2;
+  } else {
+    relabel_all();
+  }
+}
+
+void WorkState::link_before(int gid, int before) {
+  if (prev_[before] >= 0) return link_after(gid, prev_[before]);
+  prev_[gid] = -1;
+  next_[gid] = before;
+  prev_[before] = gid;
+  first_ = gid;
+  if (label_[before] >= 2) label_[gid] = label_[before] / 2;
+  else relabel_all();
+}
+
+void WorkState::unlink(int gid) {
+  const int pv = prev_[gid], nx = next_[gid];
+  if (pv >= 0) next_[pv] = nx;
+  else first_ = nx;
+  if (nx >= 0) prev_[nx] = pv;
+  else last_ = pv;
+  prev_[gid] = next_[gid] = -1;
+}
+
+void WorkState::take_slot(int gid, int slot) {
+  unlink(gid);
+  const int pv = prev_[slot], nx = next_[slot];
+  prev_[gid] = pv;
+  next_[gid] = nx;
+  if (pv >= 0) next_[pv] = gid;
+  else first_ = gid;
+  if (nx >= 0) prev_[nx] = gid;
+  else last_ = gid;
+  prev_[slot] = next_[slot] = -1;
+  label_[gid] = label_[slot];
+}
+
+void WorkState::relabel_all() {
+  uint64_t l = 0;
+  for (int x = first_; x >= 0; x = next_[x]) label_[x] = l += kLabelGap;
+}
+
+void WorkState::restore_order(std::span<const int> changed) {
+  pending_.insert(pending_.end(), changed.begin(), changed.end());
+  // Edges that go down in label; only edges of changed groups can.
+  int lo = -1, hi = -1;
+  auto widen = [&](int x) {
+    if (lo < 0 || label_[x] < label_[lo]) lo = x;
+    if (hi < 0 || label_[x] > label_[hi]) hi = x;
+  };
+  for (int gid : pending_) {
+    if (!alive_[gid]) continue;
+    for (int p : producer_groups(gid))
+      if (label_[p] > label_[gid]) widen(p), widen(gid);
+    for (int c : consumer_groups(gid))
+      if (label_[c] < label_[gid]) widen(c), widen(gid);
+  }
+  if (lo < 0) {
+    pending_.clear();
+    cyclic_ = false;
+    return;
+  }
+  // The groups labelled lo..hi, sorted topologically among themselves (Kahn;
+  // ready groups by their old label). Edges leaving the window already go
+  // up: one from below lo or to above hi cannot go down, or lo/hi would be wider.
+  std::vector<int> run;
+  for (int x = lo;; x = next_[x]) {
+    run.push_back(x);
+    if (x == hi) break;
+  }
+  visit_mark_.resize(nodes_.size(), 0);
+  const unsigned epoch = ++visit_epoch_;
+  for (int x : run) visit_mark_[x] = epoch;
+  std::vector<std::vector<int>> succ(run.size());
+  std::vector<int> pos(run.size()), indeg(run.size(), 0);
+  std::vector<std::pair<uint64_t, std::size_t>> at;  // label -> index in run
+  for (std::size_t i = 0; i < run.size(); ++i) at.emplace_back(label_[run[i]], i);
+  auto index_of = [&](int x) {
+    return std::lower_bound(at.begin(), at.end(), std::pair<uint64_t, std::size_t>(label_[x], 0))->second;
+  };
+  for (std::size_t i = 0; i < run.size(); ++i)
+    for (int c : consumer_groups(run[i]))
+      if (visit_mark_[c] == epoch) {
+        const std::size_t j = index_of(c);
+        succ[i].push_back(static_cast<int>(j));
+        indeg[j]++;
+      }
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;  // run is in label order
+  for (std::size_t i = 0; i < run.size(); ++i)
+    if (indeg[i] == 0) ready.push(i);
+  std::vector<int> sorted;
+  while (!ready.empty()) {
+    const std::size_t i = ready.top();
+    ready.pop();
+    sorted.push_back(run[i]);
+    for (int j : succ[i])
+      if (--indeg[j] == 0) ready.push(static_cast<std::size_t>(j));
+  }
+  if (sorted.size() != run.size()) {
+    cyclic_ = true;  // pending_ stays: sorted again after the next change
+    return;
+  }
+  // The window's labels, ascending, handed out in the new order; relink.
+  const int before = prev_[run.front()], after = next_[run.back()];
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const int x = sorted[i];
+    label_[x] = at[i].first;
+    prev_[x] = i == 0 ? before : sorted[i - 1];
+    next_[x] = i + 1 == sorted.size() ? after : sorted[i + 1];
+  }
+  if (before >= 0) next_[before] = sorted.front();
+  else first_ = sorted.front();
+  if (after >= 0) prev_[after] = sorted.back();
+  else last_ = sorted.back();
+  pending_.clear();
+  cyclic_ = false;
 }
 
 bool WorkState::holds_with(int gid, NodeId n, std::span<const int> merged, const Overlay& ov) const {
@@ -237,6 +383,7 @@ std::vector<int> WorkState::take_repriced() {
 }
 
 int WorkState::merge(int a, int b) {
+  FUSEPLAN_ASSERT(a != b && alive_[a] && alive_[b], "merge joins two alive groups");
   watch(nodes_[b]);
   for (NodeId n : nodes_[b]) {
     auto& cp = copies_[n];
@@ -253,10 +400,25 @@ int WorkState::merge(int a, int b) {
   touch(a);
   touch(b);
   touch_flipped();
+  // The union sits at a's or at b's place in the label order, whichever
+  // leaves the narrower window of edges going down to re-sort.
+  auto window = [&](uint64_t at, const std::vector<int>& preds, const std::vector<int>& succs) {
+    uint64_t lo = at, hi = at;
+    for (int p : preds) hi = std::max(hi, label_[p]);
+    for (int c : succs) lo = std::min(lo, label_[c]);
+    return hi - lo;
+  };
+  const std::vector<int> preds = producer_groups(a), succs = consumer_groups(a);
+  if (window(label_[b], preds, succs) < window(label_[a], preds, succs)) take_slot(a, b);
+  else unlink(b);
+  const int changed[1] = {a};
+  restore_order(changed);
   return a;
 }
 
 void WorkState::duplicate(int p, std::span<const int> consumers) {
+  FUSEPLAN_ASSERT(alive_[p], "duplicate copies an alive group");
+  for (int c : consumers) FUSEPLAN_ASSERT(c != p && alive_[c], "duplicate copies into other alive groups");
   const bool keep = still_needed_after_duplicate(p, consumers);
   std::vector<NodeId> mine;
   for (NodeId n : nodes_[p])
@@ -281,15 +443,21 @@ void WorkState::duplicate(int p, std::span<const int> consumers) {
     }
     nodes_[p].clear();
     alive_[p] = 0;
+    unlink(p);
   }
   touch(p);
   touch_flipped();
+  std::vector<int> changed(consumers.begin(), consumers.end());
+  if (keep) changed.push_back(p);
+  restore_order(changed);
 }
 
 int WorkState::split_off(NodeId n) {
+  const int from = home_[n];
+  FUSEPLAN_ASSERT(from >= 0 && copies_[n].size() == 1 && nodes_[from].size() >= 2,
+                  "split_off moves a primitive held by its home group alone, which keeps others");
   const NodeId moved[1] = {n};
   watch(moved);
-  const int from = home_[n];
   auto& v = nodes_[from];
   v.erase(std::remove(v.begin(), v.end(), n), v.end());
   const int gid = static_cast<int>(nodes_.size());
@@ -302,6 +470,16 @@ int WorkState::split_off(NodeId n) {
   home_[n] = gid;
   touch(from);
   touch_flipped();
+  // Beside `from` in the label order: after it when n reads a value it holds.
+  label_.push_back(0);
+  prev_.push_back(-1);
+  next_.push_back(-1);
+  bool reads_from = false;
+  for (NodeId o : g_.operands(n)) reads_from = reads_from || holds(from, o);
+  if (reads_from) link_after(gid, from);
+  else link_before(gid, from);
+  const int changed[2] = {from, gid};
+  restore_order(changed);
   return gid;
 }
 

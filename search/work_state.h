@@ -2,6 +2,7 @@
 // duplicated copies, merged and split step by step, with cached costs.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -36,18 +37,24 @@ class WorkState {
   /// Groups whose written values gid reads (ascending).
   std::vector<int> producer_groups(int gid) const;
 
-  /// Whether merging a and b would close a cycle in the group DAG: a path
-  /// from one to the other through a third group (edges: a group's written
-  /// value read by another from memory). Node-level legality
+  /// Whether merging a and b (alive, distinct) would close a cycle in the
+  /// group DAG: a path from one to the other through a third group (edges:
+  /// a value one group writes and another reads from memory; a direct edge
+  /// between a and b is no cycle). Exact, with duplicated copies and
+  /// disconnected (horizontal) groups: node-level legality
   /// (can_merge_vertical's path check) misses a path through a group whose
-  /// node reached from one side and node reaching the other are not connected
-  /// inside it (e.g. a group that gained primitives after a copy of it was
-  /// duplicated elsewhere). The walk skips groups that start after the
-  /// target ends (work_state.cpp says when that misses a path).
+  /// node reached from one side and node reaching the other are not
+  /// connected inside it. The walk visits only groups whose topological
+  /// label lies between the two (see `label_`), so a merge of neighbours
+  /// costs about the groups between them. The one cycle check of every
+  /// strategy that works on a WorkState.
   bool merge_would_cycle(int a, int b) const;
   /// Whether a path leaves gid and comes back to it through other groups
-  /// (the partition is cyclic there), with merge_would_cycle's walk.
+  /// (the partition is cyclic there). O(1) while the partition is acyclic.
   bool on_cycle(int gid) const;
+  /// Whether the group DAG has a cycle (a merge forced past
+  /// merge_would_cycle, or a move of several primitives not finished yet).
+  bool cyclic() const { return cyclic_; }
 
   /// Cost of the group as it stands (cached per version).
   const GroupCost& cost_of(int gid);
@@ -93,8 +100,23 @@ class WorkState {
   const Group& build(std::span<const int> gids, const Overlay& ov) const;
   bool materialised(NodeId n, std::span<const int> merged, const Overlay& ov) const;
   /// A path from group `from` to group `to` through at least one other group
-  /// (from == to: a cycle through gid); see merge_would_cycle for the walk.
+  /// (from == to: a cycle through gid); see merge_would_cycle.
   bool path_via_third(int from, int to) const;
+  // The topological labels (label_): list maintenance and repair.
+  void link_after(int gid, int after);
+  void link_before(int gid, int before);
+  void unlink(int gid);
+  /// Puts group `gid` where `slot` is in the label order (with its label)
+  /// and takes `slot` out of the order.
+  void take_slot(int gid, int slot);
+  void relabel_all();
+  /// Re-establishes "every edge goes to a higher label" after the edges of
+  /// `changed` groups changed: the groups between the lowest and the highest
+  /// label of an edge that now goes down are sorted topologically among
+  /// themselves (the labels outside keep every other edge valid). Sets
+  /// cyclic_ when that sort finds a cycle; the groups stay pending and are
+  /// sorted again after the next change.
+  void restore_order(std::span<const int> changed);
   void touch(int gid);
   /// Whether n, as its home group stands, is written to memory.
   bool materialised_now(NodeId n) const;
@@ -118,8 +140,21 @@ class WorkState {
   std::vector<int> cost_version_;
   std::vector<std::pair<NodeId, char>> watched_;  // watch() .. touch_flipped()
   std::vector<int> repriced_;
-  mutable std::vector<unsigned> visit_mark_;  // merge_would_cycle's marks (== visit_epoch_: seen)
+  mutable std::vector<unsigned> visit_mark_;  // path_via_third's marks (== visit_epoch_: seen)
   mutable unsigned visit_epoch_ = 0;
+  // Topological labels of the group DAG: while cyclic_ is false, every edge
+  // x -> y of the group DAG has label_[x] < label_[y] (a dynamic topological
+  // order: labels start at the primitives' topological order, spaced
+  // kLabelGap apart; a new group takes the midpoint beside the group it
+  // leaves, and a change that makes an edge go down re-sorts only the groups
+  // whose labels lie between). Alive groups form a list in label order
+  // (prev_/next_, -1 at the ends). A walk towards group t never needs a
+  // group labelled above t: that is what keeps merge_would_cycle local.
+  std::vector<uint64_t> label_;
+  std::vector<int> prev_, next_;
+  int first_ = -1, last_ = -1;
+  std::vector<int> pending_;  // groups whose edges changed since the labels were last valid
+  bool cyclic_ = false;
   mutable Group scratch_;  // build()'s result
 };
 

@@ -56,8 +56,8 @@ class CostStrategy : public Strategy {
     const double a = total_us(own), b = total_us(seeded);
     if (a != b) return a < b ? own.partition() : seeded.partition();
     auto pa = own.partition(), pb = seeded.partition();
-    const double ea = make_plan(g, d, pa, name()).totals.predicted_us;
-    const double eb = make_plan(g, d, pb, name()).totals.predicted_us;
+    const double ea = make_plan(g, d, pa, name(), PartitionSource::strategy).totals.predicted_us;
+    const double eb = make_plan(g, d, pb, name(), PartitionSource::strategy).totals.predicted_us;
     return ea <= eb ? pa : pb;
   }
 };

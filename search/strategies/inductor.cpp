@@ -19,7 +19,6 @@
 #include <set>
 
 #include "search/legality.h"
-#include "search/strategies/group_dag.h"
 #include "search/strategies/inductor_rules.h"
 #include "search/strategies/registry.h"
 #include "search/work_state.h"
@@ -142,7 +141,7 @@ class InductorScheduler {
     const bool a_to_b = std::find(ca.begin(), ca.end(), b) != ca.end();
     const bool b_to_a = std::find(cb.begin(), cb.end(), a) != cb.end();
     if (a_to_b && b_to_a) return false;
-    if (strategies::would_create_cycle(ws_, a, b)) return false;
+    if (ws_.merge_would_cycle(a, b)) return false;
     if (a_to_b) return can_merge_vertical(g_, ws_.nodes(a), ws_.nodes(b), d_).ok();
     if (b_to_a) return can_merge_vertical(g_, ws_.nodes(b), ws_.nodes(a), d_).ok();
     return can_merge_horizontal(g_, ws_.nodes(a), ws_.nodes(b), /*independent=*/true, &d_).ok();

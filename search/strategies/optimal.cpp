@@ -18,6 +18,7 @@
 #include "search/strategies/optimal_candidates.h"
 #include "search/strategies/optimal_ilp.h"
 #include "search/strategies/registry.h"
+#include "support/error.h"
 
 namespace fuseplan {
 
@@ -42,25 +43,26 @@ std::vector<std::size_t> find_cycle(const Graph& g, const std::vector<std::vecto
         if (g.op_class(o) != OpClass::source && !mine.count(o) && groups_of[o].front() != i)
           succ[groups_of[o].front()].insert(i);
   }
-  std::vector<int> state(parts.size(), 0);  // 0 new, 1 on stack, 2 done
+  enum class Visit { fresh, on_stack, done };
+  std::vector<Visit> state(parts.size(), Visit::fresh);
   std::vector<std::size_t> stack;
   std::vector<std::size_t> cycle;
   std::function<bool(std::size_t)> dfs = [&](std::size_t v) {
-    state[v] = 1;
+    state[v] = Visit::on_stack;
     stack.push_back(v);
     for (std::size_t w : succ[v]) {
-      if (state[w] == 1) {
+      if (state[w] == Visit::on_stack) {
         cycle.assign(std::find(stack.begin(), stack.end(), w), stack.end());
         return true;
       }
-      if (state[w] == 0 && dfs(w)) return true;
+      if (state[w] == Visit::fresh && dfs(w)) return true;
     }
     stack.pop_back();
-    state[v] = 2;
+    state[v] = Visit::done;
     return false;
   };
   for (std::size_t v = 0; v < parts.size(); ++v)
-    if (state[v] == 0 && dfs(v)) return cycle;
+    if (state[v] == Visit::fresh && dfs(v)) return cycle;
   return {};
 }
 
@@ -109,7 +111,8 @@ class OptimalStrategy : public Strategy {
         }
       const auto cyc = find_cycle(g, parts);
       if (cyc.empty()) break;
-      if (round >= kMaxCycleRounds) throw Error("optimal: could not remove kernel cycles");
+      FUSEPLAN_ASSERT(round < kMaxCycleRounds, "optimal: the kernel cycles remain after " +
+                                                   std::to_string(kMaxCycleRounds) + " rounds of cycle cuts");
       std::map<std::size_t, std::vector<std::size_t>> by_region;
       for (std::size_t k : cyc) by_region[origin[k].first].push_back(origin[k].second);
       if (by_region.size() == 1) {

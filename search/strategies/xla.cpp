@@ -10,10 +10,13 @@
 // into a library GEMM/convolution (XLA keeps cuBLAS/cuDNN calls as custom
 // calls); the GEMM rewriter's bias/activation epilogues are modelled by
 // letting a contraction group fuse into its single elementwise consumer.
+#include <algorithm>
 #include <queue>
+#include <span>
+#include <unordered_set>
 
+#include "search/gain.h"
 #include "search/legality.h"
-#include "search/strategies/group_dag.h"
 #include "search/strategies/registry.h"
 #include "search/strategies/xla_fusion.h"
 #include "search/work_state.h"
@@ -24,7 +27,6 @@ namespace {
 
 constexpr double kXlaLaunchUs = 1.0;       // XLA GpuPerformanceModel: kKernelLaunchOverhead = 1 µs
 constexpr int kMaxOperandsAndOutputs = 96;  // XLA: kMaxOperandsAndOutputsPerFusion
-constexpr double kMinGainUs = 1e-9;         // a benefit below this is a tie with not fusing
 
 /// The device XLA's priority sees: 1 µs launches, no register spills, no occupancy loss.
 DeviceSpec priority_device(const DeviceSpec& d) {
@@ -37,6 +39,33 @@ DeviceSpec priority_device(const DeviceSpec& d) {
   }
   if (p.cpu) p.cpu->vector_regs = 1 << 20;
   return p;
+}
+
+/// Operands + outputs of `nodes` as one kernel: distinct external producers
+/// read (sources included) plus the outputs written to memory (what XLA's
+/// kMaxOperandsAndOutputsPerFusion counts).
+int operand_and_output_count(const Graph& g, std::span<const NodeId> nodes) {
+  std::unordered_set<NodeId> in(nodes.begin(), nodes.end()), ext;
+  int outputs = 0;
+  for (NodeId n : nodes) {
+    for (NodeId o : g.operands(n))
+      if (!in.count(o)) ext.insert(o);
+    bool written = g.node(n).is_graph_output;
+    for (NodeId c : g.consumers(n))
+      if (!in.count(c)) written = true;
+    outputs += written ? 1 : 0;
+  }
+  return static_cast<int>(ext.size()) + outputs;
+}
+
+/// Union of the node sets of groups `gids` (topological order, deduplicated).
+std::vector<NodeId> union_nodes(const WorkState& ws, std::span<const int> gids) {
+  std::vector<NodeId> out;
+  for (int gid : gids) out.insert(out.end(), ws.nodes(gid).begin(), ws.nodes(gid).end());
+  const Graph& g = ws.graph();
+  std::sort(out.begin(), out.end(), [&](NodeId x, NodeId y) { return g.topo_index(x) < g.topo_index(y); });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 bool holds_class(const Graph& g, const std::vector<NodeId>& nodes, OpClass c) {
@@ -87,9 +116,9 @@ class PriorityFusion {
     for (int c : consumers) {
       if (holds_class(g_, ws_.nodes(c), OpClass::contraction)) return false;
       const int ids[2] = {p, c};
-      if (strategies::operand_and_output_count(g_, strategies::union_nodes(ws_, ids)) > kMaxOperandsAndOutputs)
+      if (operand_and_output_count(g_, union_nodes(ws_, ids)) > kMaxOperandsAndOutputs)
         return false;
-      if (strategies::would_create_cycle(ws_, p, c)) return false;
+      if (ws_.merge_would_cycle(p, c)) return false;
       const FusionDecision dec = consumers.size() == 1 ? can_merge_vertical(g_, ws_.nodes(p), ws_.nodes(c), d_)
                                                        : can_duplicate(g_, ws_.nodes(p), ws_.nodes(c), d_);
       if (!dec.ok()) return false;

@@ -2,6 +2,9 @@
 // plan's decision log gives, on small inline graphs (ONNX text syntax).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "costmodel/device.h"
 #include "graph/import.h"
 #include "search/legality.h"
@@ -130,10 +133,62 @@ TEST(Blockers, CycleThroughAThirdKernel) {
   EXPECT_EQ(d.blocker, Blocker::cycle);
 }
 
-TEST(Blockers, IterationSpaceWhenAConsumerBroadcastsAContraction) {
+TEST(Blockers, TwoContractionsInOneKernel) {
+  Graph g = text(
+      "t (float[64, 32] a, float[32, 16] b, float[16, 8] c) => (float[64, 8] y) { m = MatMul(a, b)\n y = MatMul(m, c) }");
+  const auto d = can_merge_vertical(g, ids(g, {"m"}), ids(g, {"y"}), h100());
+  EXPECT_FALSE(d.ok());
+  EXPECT_EQ(d.blocker, Blocker::two_contractions);
+  EXPECT_NE(d.reason.find("both groups hold a contraction (m, y)"), std::string::npos);
+}
+
+TEST(Blockers, EpilogueNotElementwiseWhenTheConsumerGroupTransposes) {
+  // {r, t} as one group: r is an elementwise epilogue of m, t is not.
+  Graph g = text(
+      "t (float[64, 32] a, float[32, 16] b) => (float[16, 64] y) { m = MatMul(a, b)\n r = Relu(m)\n"
+      " y = Transpose<perm = [1, 0]>(r) }");
+  const auto d = can_merge_vertical(g, ids(g, {"m"}), ids(g, {"r", "y"}), h100());
+  EXPECT_FALSE(d.ok());
+  EXPECT_EQ(d.blocker, Blocker::epilogue_not_elementwise);
+  EXPECT_NE(d.reason.find("'y' (layout) is not an elementwise epilogue of contraction 'm'"), std::string::npos);
+  EXPECT_TRUE(can_merge_vertical(g, ids(g, {"m"}), ids(g, {"r"}), h100()).ok());
+}
+
+TEST(Blockers, ContractionBroadcastWhenAConsumerBroadcastsAContraction) {
   Graph g = text(
       "t (float[1, 32] a, float[32, 16] b, float[64, 16] z) => (float[64, 16] y) { m = MatMul(a, b)\n y = Add(m, z) }");
-  EXPECT_EQ(can_merge_vertical(g, ids(g, {"m"}), ids(g, {"y"}), h100()).blocker, Blocker::iteration_space);
+  const auto d = can_merge_vertical(g, ids(g, {"m"}), ids(g, {"y"}), h100());
+  EXPECT_EQ(d.blocker, Blocker::contraction_broadcast);
+  EXPECT_NE(d.reason.find("(1024 > 16 elements)"), std::string::npos);
+}
+
+TEST(Blockers, PrologueNotCheapForAReductionFeedingAContraction) {
+  Graph g = text(
+      "t (float[64, 32, 8] x, float[32, 16] b) => (float[64, 16] y) { ax = Constant<value = int64[1] {2}>()\n"
+      " s = ReduceSum<keepdims = 0>(x, ax)\n y = MatMul(s, b) }");
+  const auto d = can_merge_vertical(g, ids(g, {"s"}), ids(g, {"y"}), h100());
+  EXPECT_EQ(d.blocker, Blocker::prologue_not_cheap);
+  EXPECT_NE(d.reason.find("'s' (reduction) is not a cheap prologue of contraction 'y'"), std::string::npos);
+}
+
+TEST(Blockers, ExpensiveBroadcastOfAGather) {
+  // The gathered row (8 elements) broadcast to 64 x 8: the gather would run per copy.
+  Graph g = text(
+      "t (float[100, 8] table, int64[1] idx, float[64, 8] z) => (float[64, 8] y) { r = Gather<axis = 0>(table, idx)\n"
+      " y = Add(r, z) }");
+  EXPECT_TRUE(can_fuse_edge(g, g.at("r"), g.at("y")).ok());
+  const auto d = can_merge_vertical(g, ids(g, {"r"}), ids(g, {"y"}), h100());
+  EXPECT_EQ(d.blocker, Blocker::expensive_broadcast);
+  EXPECT_NE(d.reason.find("consumer broadcasts 'r' to a larger shape"), std::string::npos);
+}
+
+TEST(Blockers, HorizontalContractionIsLaunchedByTheLibrary) {
+  Graph g = text(
+      "t (float[64, 32] a, float[32, 16] b, float[64, 16] x) => (float[64, 16] m, float[64, 16] r) { m = MatMul(a, b)\n"
+      " r = Relu(x) }");
+  const auto d = can_merge_horizontal(g, ids(g, {"m"}), ids(g, {"r"}), true);
+  EXPECT_EQ(d.blocker, Blocker::horizontal_contraction);
+  EXPECT_EQ(d.reason, "'m' || 'r': contraction 'm' is launched by the GEMM library");
 }
 
 TEST(Blockers, IterationSpaceForHorizontalGroupsOfDifferentLargeShapes) {
@@ -141,6 +196,11 @@ TEST(Blockers, IterationSpaceForHorizontalGroupsOfDifferentLargeShapes) {
       "t (float[2048, 1024] x, float[4096, 1024] z) => (float[2048, 1024] a, float[4096, 1024] b) { a = Relu(x)\n b "
       "= Relu(z) }");
   EXPECT_EQ(can_merge_horizontal(g, ids(g, {"a"}), ids(g, {"b"}), true).blocker, Blocker::iteration_space);
+  // Below 2^20 elements each, block-index dispatch launches both.
+  Graph small = text(
+      "t (float[256, 1024] x, float[512, 1024] z) => (float[256, 1024] a, float[512, 1024] b) { a = Relu(x)\n b "
+      "= Relu(z) }");
+  EXPECT_TRUE(can_merge_horizontal(small, ids(small, {"a"}), ids(small, {"b"}), true).ok());
 }
 
 TEST(Blockers, RegisterPressureForAHorizontalGroupOfManyBranches) {
@@ -194,6 +254,19 @@ TEST(Blockers, EveryCodeHasAName) {
   for (int b = 0; b <= static_cast<int>(Blocker::unprofitable); ++b)
     EXPECT_EQ(blocker_from_string(to_string(static_cast<Blocker>(b))), static_cast<Blocker>(b));
   EXPECT_THROW(blocker_from_string("nope"), Error);
+  EXPECT_EQ(to_string(Blocker::two_contractions), "two_contractions");
+  EXPECT_EQ(to_string(Blocker::iteration_space), "iteration_space");
+}
+
+// docs/blockers.md documents every code (a row whose first cell is the code).
+TEST(Blockers, EveryCodeIsDocumented) {
+  std::ifstream in(std::string(FUSEPLAN_SOURCE_DIR) + "/docs/blockers.md");
+  ASSERT_TRUE(in) << "docs/blockers.md";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int b = 1; b <= static_cast<int>(Blocker::unprofitable); ++b) {
+    const std::string row = "| `" + std::string(to_string(static_cast<Blocker>(b))) + "` |";
+    EXPECT_NE(doc.find(row), std::string::npos) << row;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,109 @@ TEST(WorkStateCache, GroupLevelCycleIsSeenThroughAnUnconnectedGroup) {
   EXPECT_TRUE(ws.on_cycle(ac));
   EXPECT_TRUE(ws.on_cycle(x));
   EXPECT_THROW(make_plan(g, d, ws.partition(), "cost"), Error);
+}
+
+// A path from group `from` to `to` through a third group, by a walk of the
+// whole group DAG (no pruning): what merge_would_cycle must answer.
+bool path_via_third_slow(const WorkState& ws, int from, int to) {
+  std::vector<char> seen(ws.num_groups(), 0);
+  std::vector<int> stack;
+  seen[from] = 1;
+  for (int x : ws.consumer_groups(from))
+    if (x != to) stack.push_back(x);
+  while (!stack.empty()) {
+    const int x = stack.back();
+    stack.pop_back();
+    if (seen[x]) continue;
+    seen[x] = 1;
+    for (int y : ws.consumer_groups(x)) {
+      if (y == to) return true;
+      if (!seen[y]) stack.push_back(y);
+    }
+  }
+  return false;
+}
+
+// f -> n -> {a, b} -> m with a, b one group whose written node a comes before
+// its read node b in topological order (a, m, f, n, b): a walk from f that
+// skipped groups starting after m ends (n) missed the path.
+TEST(WorkStateCycle, PathThroughAGroupThatStartsAfterTheTargetEnds) {
+  const Graph g = import_onnx_text(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "f (float[8, 4] x, float[8, 4] w) => (float[8, 4] m, float[8, 4] b) {\n"
+      "  f = Neg(w)\n n = Sigmoid(f)\n a = Relu(x)\n m = Exp(a)\n b = Add(a, n) }",
+      {}, "late");
+  ASSERT_LT(g.topo_index(g.at("m")), g.topo_index(g.at("f")));
+  ASSERT_LT(g.topo_index(g.at("m")), g.topo_index(g.at("n")));
+  const DeviceSpec d = load_device("h100-sxm");
+  WorkState ws(g, d);
+  const int a = ws.home(g.at("a")), b = ws.home(g.at("b")), f = ws.home(g.at("f")), m = ws.home(g.at("m"));
+  ws.merge(a, b);
+  EXPECT_TRUE(ws.merge_would_cycle(f, m));
+  EXPECT_TRUE(ws.merge_would_cycle(m, f));
+  EXPECT_FALSE(ws.cyclic());
+}
+
+// A walk through thousands of groups answers as exactly as a short one: the
+// 5000 readers of `a` lie between a and z in topological order and none
+// reaches z.
+TEST(WorkStateCycle, WideWalkFindsNoPath) {
+  std::string outs, body = "  a = Relu(x)\n";
+  for (int i = 0; i < 5000; ++i) {
+    body += "  b" + std::to_string(i) + " = Exp(a)\n";
+    outs += "float[4] b" + std::to_string(i) + ", ";
+  }
+  body += "  z = Neg(w)\n";
+  const Graph g = import_onnx_text("<ir_version: 8, opset_import: [\"\" : 17]>\nf (float[4] x, float[4] w) => (" + outs +
+                                       "float[4] z) {\n" + body + "}",
+                                   {}, "wide");
+  const DeviceSpec d = load_device("h100-sxm");
+  WorkState ws(g, d);
+  const int a = ws.home(g.at("a")), z = ws.home(g.at("z"));
+  EXPECT_FALSE(ws.merge_would_cycle(a, z));
+  EXPECT_FALSE(path_via_third_slow(ws, a, z));
+}
+
+// Through a whole search (greedy with duplication, refinement with re-cuts,
+// horizontal merges), merge_would_cycle answers what a full walk answers, for
+// every pair of adjacent groups and for pairs chosen at random.
+void expect_cycle_answers_exact(const Graph& g, const DeviceSpec& d, const std::string& what) {
+  SCOPED_TRACE(what);
+  SearchOptions o;
+  WorkState ws(g, d);
+  std::mt19937 rng(11);
+  int checked = 0, cycles = 0, wrong = 0;
+  auto check = [&] {
+    ASSERT_FALSE(ws.cyclic());
+    const std::vector<int> alive = ws.alive_groups();
+    for (int i = 0; i < 200; ++i) {
+      const int a = alive[rng() % alive.size()];
+      std::vector<int> cand = ws.consumer_groups(a);
+      const int b = !cand.empty() && rng() % 2 ? cand[rng() % cand.size()] : alive[rng() % alive.size()];
+      if (a == b) continue;
+      const bool slow = path_via_third_slow(ws, a, b) || path_via_third_slow(ws, b, a);
+      wrong += ws.merge_would_cycle(a, b) != slow;
+      cycles += slow;
+      ++checked;
+    }
+  };
+  check();
+  greedy_vertical_pass(ws, o, true);
+  check();
+  std::vector<int> changed;
+  refine_pass(ws, o, &changed);
+  check();
+  horizontal_pass(ws, o);
+  check();
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(checked, 400);
+  EXPECT_GT(cycles, 0);
+}
+
+TEST(WorkStateCycle, AnswersEqualAFullWalkThroughASearch) {
+  const DeviceSpec d = load_device("h100-sxm");
+  for (SyntheticKind k : {SyntheticKind::transformer, SyntheticKind::conv, SyntheticKind::mixed})
+    expect_cycle_answers_exact(synthetic_graph(k, 1500), d, std::string(to_string(k)));
 }
 
 // After the whole local search, every cached price equals the group priced
