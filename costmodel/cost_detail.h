@@ -136,7 +136,7 @@ double transcendental_weight(std::string_view op, const DeviceSpec& d);
 /// times computed, GroupFlops::times), by op name.
 std::map<std::string, double, std::less<>> transcendental_elems(const GroupView& v, const GroupFlops& f);
 /// The libm routine the CPU backend calls for transcendental op `op`
-/// (emit/op_attrs.cpp, emit/cpu/runtime.h): "exp" for Exp, Sigmoid, Elu and
+/// (graph/op_traits.h LibmRoutine, emit/cpu/runtime.h): "exp" for Exp, Sigmoid, Elu and
 /// Softplus (fprt::exp_), else "erf", "tanh", "log", "sin_cos" or "pow".
 std::string_view libm_routine(std::string_view op);
 /// Distinct libm routines of a group's transcendental_elems (ops with

@@ -1,18 +1,12 @@
 // FLOP-equivalents per primitive, and a group's FLOPs with recomputation
 // (times computed) of fused producers.
 //
-// One FLOP-equivalent = one FP32 add/mul/FMA issue slot. Transcendentals are
-// priced by their throughput relative to FMA:
-//  - CUDA C Programming Guide, "Arithmetic Instructions" throughput table
-//    (cc 8.x/9.0): FP32 add/mul/FMA 64–128 results/clk/SM, SFU functions
-//    (__expf, __logf, rsqrt, sin, cos) 16 results/clk/SM → 4–8× an FMA, plus
-//    range reduction in the accurate versions;
-//  - Agner Fog, "Instruction tables" (vdivps ~ 5–10× vmulps reciprocal
-//    throughput) and the glibc/SLEEF vectorised libm polynomials
-//    (expf/logf ≈ 10–15 FMAs, erff/tanhf ≈ 15–25);
-// so the table uses exp/log/sin/cos 8, sqrt 8, erf/tanh 16, div/rcp 4.
-// These are estimates (issue-slot counts), not measurements: calibration
-// corrects them through e_cmp.
+// One FLOP-equivalent = one FP32 add/mul/FMA issue slot. Elementwise ops are
+// priced per output element by their row of the op-traits table
+// (graph/op_traits.h `flops`, with its provenance: throughput relative to an
+// FMA); the other classes from their shapes below. These are estimates
+// (issue-slot counts), not measurements: calibration corrects them through
+// e_cmp.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -22,60 +16,16 @@
 
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
+#include "graph/op_traits.h"
 
 namespace fuseplan {
 
 namespace {
 
-struct OpFlops {
-  std::string_view op;
-  double per_elem;  // FLOP-equivalents per output element
-};
-
-// Per-output-element FLOP-equivalents of elementwise/broadcast primitives
-// (docs/ir.md op list). Provenance: file comment above (throughput ratios).
-constexpr OpFlops kElementwise[] = {
-    {"Add", 1}, {"Sub", 1}, {"Mul", 1}, {"Neg", 1}, {"Abs", 1}, {"Relu", 1},
-    {"Min", 1}, {"Max", 1}, {"Sign", 1}, {"Ceil", 1}, {"Floor", 1}, {"Round", 1},
-    {"Cast", 1}, {"Not", 1}, {"And", 1}, {"Or", 1}, {"Xor", 1}, {"Where", 1},
-    {"Equal", 1}, {"Less", 1}, {"Greater", 1}, {"LessOrEqual", 1}, {"GreaterOrEqual", 1},
-    {"OneHot", 1},
-    {"Clip", 2},            // min + max
-    {"LeakyRelu", 2},       // compare + mul (select)
-    {"HardSigmoid", 3},     // fma + clamp
-    {"HardSwish", 4},       // hard-sigmoid + mul
-    {"DequantizeLinear", 2},  // sub + mul
-    {"Div", 4},             // rcp (SFU) + Newton FMAs
-    {"Reciprocal", 4},      // same as Div
-    {"Mod", 6},             // div + trunc + fma
-    {"QuantizeLinear", 8},  // div + round + add + clamp
-    {"Sqrt", 8},            // SFU rsqrt + refinement
-    {"Exp", 8}, {"Log", 8}, {"Sin", 8}, {"Cos", 8},  // SFU / libm polynomial
-    {"Elu", 10},            // exp + sub + select
-    {"Sigmoid", 13},        // exp + add + div
-    {"Erf", 16}, {"Tanh", 16},  // libdevice / libm polynomials
-    {"Softplus", 17},       // log(1 + exp)
-    {"Pow", 20},            // log + mul + exp
-};
-// Unknown elementwise ops: priced like a plain arithmetic op (estimate).
-constexpr double kDefaultElementwise = 1;
 // Linear Resize: bilinear weights + 4 taps ≈ 8 FLOP per output (estimate).
 constexpr double kResizeLinear = 8;
 // ReduceMean / AveragePool: one extra multiply by 1/count per output.
 constexpr double kMeanScale = 1;
-
-// Transcendental ops: std::exp/log/tanh/erf/sin/cos/pow (and sigmoid,
-// softplus, elu built on exp/log) are scalar libm calls in the CPU backend
-// (emit/op_attrs.cpp, compiled -fno-fast-math: no vector libm); Sqrt and Div
-// are vector instructions and stay ordinary FLOPs.
-constexpr std::string_view kTranscendental[] = {"Exp", "Log", "Sin", "Cos", "Tanh", "Erf",
-                                                "Sigmoid", "Softplus", "Elu", "Pow"};
-
-double elementwise_per_elem(std::string_view op) {
-  for (const OpFlops& f : kElementwise)
-    if (f.op == op) return f.per_elem;
-  return kDefaultElementwise;
-}
 
 double prod(const std::vector<int64_t>& v, std::size_t from = 0) {
   double p = 1;
@@ -104,7 +54,7 @@ double matmul_k(const Graph& g, NodeId n) {
 std::pair<double, double> gemm_mn(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   double numel = static_cast<double>(g.numel(n));
-  if (p.op == "MatMul") {
+  if (p.kind == Op::MatMul) {
     double nn = p.out.rank() >= 1 ? static_cast<double>(p.out.shape.back()) : 1;
     return {nn > 0 ? numel / nn : 0, nn};
   }
@@ -115,16 +65,12 @@ std::pair<double, double> gemm_mn(const Graph& g, NodeId n) {
 
 }  // namespace
 
-bool costmodel_detail::is_transcendental(std::string_view op) {
-  for (std::string_view t : kTranscendental)
-    if (t == op) return true;
-  return false;
-}
+bool costmodel_detail::is_transcendental(std::string_view op) { return traits(op_from_name(op)).transcendental(); }
 
 std::pair<double, double> costmodel_detail::gemm_call_mn(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (!p.out.known || p.op_class != OpClass::contraction) return {0, 0};
-  if (p.op == "MatMul") {
+  if (p.kind == Op::MatMul) {
     // runtime.h matmul_epilogue: gemm(M, N, K) per batch entry, M from
     // operand A (1 for a 1-D A), N = y's last dim.
     const TensorType* a = operand_type(g, n, 0);
@@ -133,7 +79,7 @@ std::pair<double, double> costmodel_detail::gemm_call_mn(const Graph& g, NodeId 
     double nn = p.out.rank() >= 1 ? static_cast<double>(p.out.shape.back()) : 1;
     return {m, nn};
   }
-  if (p.op == "Conv") {
+  if (p.kind == Op::Conv) {
     // runtime.h conv_epilogue: gemm(K/group, output pixels, C/group·R·S) per (image, group).
     double batch = p.out.rank() >= 1 ? std::max<double>(1, static_cast<double>(p.out.shape[0])) : 1;
     double k = p.out.rank() >= 2 ? static_cast<double>(p.out.shape[1]) : 1;
@@ -150,13 +96,13 @@ double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
   // Each entry (matmul_epilogue / conv_epilogue) opens one OpenMP region
   // around its calls, and each gemm() one around its tiles: one thread or
   // many, every region entered is a call into the OpenMP runtime.
-  if (p.op == "MatMul") {
+  if (p.kind == Op::MatMul) {
     // One gemm() per entry of the broadcast batch: numel(y) / (M·N).
     auto [m, nn] = gemm_call_mn(g, n);
     double numel = static_cast<double>(g.numel(n));
     return m > 0 && nn > 0 && numel > 0 ? 1 + std::max(1.0, std::round(numel / (m * nn))) : 0;
   }
-  if (p.op == "Conv") {
+  if (p.kind == Op::Conv) {
     // runtime.h conv_epilogue: one im2col + gemm() per (image, group).
     double batch = p.out.rank() >= 1 ? static_cast<double>(p.out.shape[0]) : 1;
     return 1 + std::max(1.0, batch) * static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
@@ -167,9 +113,9 @@ double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
 double costmodel_detail::gemm_call_k(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (!p.out.known || p.op_class != OpClass::contraction) return 0;
-  if (p.op == "MatMul") return matmul_k(g, n);
+  if (p.kind == Op::MatMul) return matmul_k(g, n);
   const TensorType* w = operand_type(g, n, 1);
-  return p.op == "Conv" && w && w->rank() >= 2 ? prod(w->shape, 1) : 0;
+  return p.kind == Op::Conv && w && w->rank() >= 2 ? prod(w->shape, 1) : 0;
 }
 
 double costmodel_detail::gemm_pack_elems(double m, double n, double k, int tm, int tn) {
@@ -187,7 +133,7 @@ double costmodel_detail::gemm_microkernel_runs(double m, double n, double k, int
 
 double costmodel_detail::im2col_elems(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
-  if (p.op != "Conv" || !p.out.known || p.out.rank() < 3) return 0;
+  if (p.kind != Op::Conv || !p.out.known || p.out.rank() < 3) return 0;
   const TensorType* x = operand_type(g, n, 0);
   const TensorType* w = operand_type(g, n, 1);
   if (!x || !w || x->rank() != p.out.rank() || w->rank() != p.out.rank()) return 0;
@@ -217,25 +163,25 @@ double primitive_flops(const Graph& g, NodeId n) {
     case OpClass::gather:
       return 0;  // pure data movement: priced as bytes, not FLOPs
     case OpClass::injective:
-      return p.op == "Resize" && p.attr_string("mode", "nearest") == "linear" ? out * kResizeLinear : 0;
+      return p.kind == Op::Resize && p.attr_string("mode", "nearest") == "linear" ? out * kResizeLinear : 0;
     case OpClass::elementwise:
     case OpClass::broadcast:
-      return out * elementwise_per_elem(p.op);
+      return out * traits(p).flops;
     case OpClass::reduction: {
-      if (p.op == "MaxPool" || p.op == "AveragePool") {
+      if (p.kind == Op::MaxPool || p.kind == Op::AveragePool) {
         double window = prod(p.attr_ints("kernel_shape"));
-        return out * (window + (p.op == "AveragePool" ? kMeanScale : 0));
+        return out * (window + (p.kind == Op::AveragePool ? kMeanScale : 0));
       }
       const TensorType* in = operand_type(g, n, 0);
       double in_elems = in ? static_cast<double>(in->numel()) : out;
-      bool mean = p.op == "ReduceMean" || p.op == "GlobalAveragePool";
+      bool mean = traits(p).reduce == ReduceKind::mean;  // ReduceMean, GlobalAveragePool
       return in_elems + (mean ? out * kMeanScale : 0);  // one op per input element
     }
     case OpClass::contraction: {
       const TensorType* w = operand_type(g, n, 1);
-      if (p.op == "MatMul") return 2 * out * matmul_k(g, n);
+      if (p.kind == Op::MatMul) return 2 * out * matmul_k(g, n);
       if (!w || w->rank() < 2) return 0;
-      if (p.op == "ConvTranspose") {  // 2 · input numel · (K/group)·R·S
+      if (p.kind == Op::ConvTranspose) {  // 2 · input numel · (K/group)·R·S
         const TensorType* x = operand_type(g, n, 0);
         return 2 * (x ? static_cast<double>(x->numel()) : 0) * prod(w->shape, 1);
       }
@@ -260,7 +206,7 @@ namespace {
 // NodeFacts' consumer half: the factors demand() multiplies by.
 void consumer_facts(const Graph& g, NodeId c, NodeFacts& f) {
   const Primitive& cp = g.node(c);
-  if (cp.op_class == OpClass::reduction && (cp.op == "MaxPool" || cp.op == "AveragePool")) {
+  if (cp.op_class == OpClass::reduction && (cp.kind == Op::MaxPool || cp.kind == Op::AveragePool)) {
     f.is_pool = true;
     f.pool_window = prod(cp.attr_ints("kernel_shape"));
   }
@@ -270,7 +216,7 @@ void consumer_facts(const Graph& g, NodeId c, NodeFacts& f) {
   f.prologue_tiles = std::max(1.0, std::ceil(nn / kTileN));
   f.weight_tiles = std::max(1.0, std::ceil(m / kTileM));
   // Conv: each input element feeds R·S/stride taps of the im2col matrix.
-  if (cp.op == "Conv") {
+  if (cp.kind == Op::Conv) {
     for (const InEdge& e : g.in_edges(c)) {
       if (e.operand != 0) continue;
       const double n_elems = static_cast<double>(g.numel(e.src));
@@ -293,7 +239,7 @@ const NodeFacts& node_facts(const Graph& g, NodeId n) {
     f.im2col_elems = im2col_elems(g, n);
     f.gemm_k = gemm_call_k(g, n);
     f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
-    f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && is_transcendental(p.op);
+    f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && traits(p).transcendental();
     consumer_facts(g, n, f);
     for (NodeId c : g.consumers(n)) f.read_in_part = f.read_in_part || reads_in_part(g, c, n);
     return f;
@@ -358,10 +304,10 @@ double demand(const Graph& g, NodeId n, NodeId c, int k, double c_times) {
 }  // namespace
 
 double transcendental_weight(std::string_view op, const DeviceSpec& d) {
-  if (!d.cpu) return elementwise_per_elem(op);
+  if (!d.cpu) return traits(op_from_name(op)).flops;
   if (auto it = d.cpu->transcendental_ns.find(op); it != d.cpu->transcendental_ns.end())
     return it->second * d.fp32_TFLOPs * 1000 / std::max(1, d.cpu->cores);
-  return elementwise_per_elem(op);
+  return traits(op_from_name(op)).flops;
 }
 
 std::map<std::string, double, std::less<>> transcendental_elems(const GroupView& v, const GroupFlops& f) {
@@ -375,30 +321,22 @@ std::map<std::string, double, std::less<>> transcendental_elems(const GroupView&
   return out;
 }
 
-std::string_view libm_routine(std::string_view op) {
-  if (op == "Erf") return "erf";
-  if (op == "Tanh") return "tanh";
-  if (op == "Log") return "log";
-  if (op == "Sin" || op == "Cos") return "sin_cos";
-  if (op == "Pow") return "pow";
-  return "exp";  // Exp, and Sigmoid, Elu, Softplus: fprt::exp_ (emit/cpu/runtime.h)
-}
-
 namespace {
-// Bit of op's libm routine in a set of routines.
-unsigned routine_bit(std::string_view op) {
-  constexpr std::string_view kRoutines[] = {"exp", "erf", "tanh", "log", "sin_cos", "pow"};
-  const std::string_view r = libm_routine(op);
-  for (unsigned k = 0; k < std::size(kRoutines); ++k)
-    if (kRoutines[k] == r) return 1u << k;
-  return 0;
+// An op's libm routine (its row's; an op that calls none counts as exp).
+LibmRoutine routine_of(Op op) {
+  const LibmRoutine r = traits(op).libm;
+  return r == LibmRoutine::none ? LibmRoutine::exp : r;
 }
+// Bit of a libm routine in a set of routines.
+unsigned routine_bit(LibmRoutine r) { return 1u << static_cast<unsigned>(r); }
 }  // namespace
+
+std::string_view libm_routine(std::string_view op) { return to_string(routine_of(op_from_name(op))); }
 
 double libm_routines(const std::map<std::string, double, std::less<>>& elems) {
   unsigned routines = 0;
   for (const auto& [op, n] : elems)
-    if (n > 0) routines |= routine_bit(op);
+    if (n > 0) routines |= routine_bit(routine_of(op_from_name(op)));
   return std::popcount(routines);
 }
 
@@ -407,7 +345,8 @@ double libm_routines(const GroupView& v, const GroupFlops& f) {
   for (std::size_t i = 0; i < v.order.size(); ++i) {
     const NodeId n = v.order[i];
     const NodeFacts& nf = node_facts(v.g, n);
-    if (nf.transcendental && nf.flops > 0 && v.g.numel(n) > 0 && f.times[i] > 0) routines |= routine_bit(v.g.node(n).op);
+    if (nf.transcendental && nf.flops > 0 && v.g.numel(n) > 0 && f.times[i] > 0)
+      routines |= routine_bit(routine_of(v.g.node(n).kind));
   }
   return std::popcount(routines);
 }
@@ -452,7 +391,7 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
       out.times[r] += in_stage[r];
     }
     // A stage that evaluates a transcendental op is one loop around a libm
-    // call (emit/op_attrs.cpp; no -ffast-math, so no vector libm): GCC does
+    // call (graph/op_traits.cpp; no -ffast-math, so no vector libm): GCC does
     // not vectorise it, and the elementwise ops evaluated in it run one
     // lane at a time (softmax_row's output loop exp(x - max) / sum: 5.4 ns
     // an element against 3.3 for the exp loop alone, docs/calibration.md).
@@ -494,7 +433,7 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
     // Serial reduction chains (emitted reduce loops), pooling-library window
     // steps (DeviceSpec::reduce_step_ns, select_step_ns, pool_step_ns).
     const Primitive& p = g.node(n);
-    if (p.op_class == OpClass::scan && p.op == "CumSum" && p.out.known && p.out.rank() > 0) {
+    if (p.op_class == OpClass::scan && p.kind == Op::CumSum && p.out.known && p.out.rank() > 0) {
       // cumsum() runs each chain along the axis as acc = acc + x: serial
       // steps like an adding reduction's row (emit/cpu/runtime.h).
       const int axis = static_cast<int>(p.attr_int("axis", 0));
@@ -506,7 +445,7 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
     if (p.op_class != OpClass::reduction) continue;
     if (nf.is_pool)
       out.pool_steps += static_cast<double>(g.numel(n)) * nf.pool_window * out.times[i];
-    else if (p.op == "ReduceMax" || p.op == "ReduceMin")
+    else if (p.kind == Op::ReduceMax || p.kind == Op::ReduceMin)
       out.select_steps += nf.work_elems * out.times[i];
     else if (g.numel(n) > 0) {
       double outs = static_cast<double>(g.numel(n)), row = nf.work_elems / outs;

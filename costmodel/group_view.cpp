@@ -53,7 +53,7 @@ int GroupView::pos_in_index(NodeId n) const {
 
 double work_elems(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
-  if (p.op_class == OpClass::reduction && p.op != "MaxPool" && p.op != "AveragePool") {
+  if (p.op_class == OpClass::reduction && p.kind != Op::MaxPool && p.kind != Op::AveragePool) {
     for (const InEdge& e : g.in_edges(n))
       if (e.operand == 0) return static_cast<double>(g.numel(e.src));
   }
@@ -84,7 +84,7 @@ double reduction_row_bytes(const GroupView& v) { return widest_row(v).second; }
 
 bool reads_in_part(const Graph& g, NodeId c, NodeId n) {
   const Primitive& p = g.node(c);
-  if (p.op != "Slice" && p.op_class != OpClass::gather) return false;
+  if (p.kind != Op::Slice && p.op_class != OpClass::gather) return false;
   const std::vector<NodeId>& ops = g.operands(c);
   return !ops.empty() && ops[0] == n && std::count(ops.begin(), ops.end(), n) == 1;
 }

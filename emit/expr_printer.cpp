@@ -1,6 +1,6 @@
 #include "emit/expr_printer.h"
 
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan {
 
@@ -52,17 +52,17 @@ std::string InlineExprPrinter::compute(NodeId n, const Coords& c) {
   const Primitive& p = g_.node(n);
   auto ops = g_.operands(n);
   std::string T = ty(n);
-  if (p.op == "Where") {
+  if (p.kind == Op::Where) {
     auto at = [&](int k) { return val(ops[k], broadcast_coords(shape(ops[k]), c)); };
     std::string cond = as(DType::boolean, ops[0], at(0));
     return "fprt::select<" + T + ">(" + cond + ", " + as(p.out.dtype, ops[1], at(1)) + ", " +
            as(p.out.dtype, ops[2], at(2)) + ")";
   }
-  if (p.op == "Reshape" || p.op == "Expand" || p.op == "Slice" || p.op == "Tile" || p.op == "Transpose" ||
-      p.op == "Resize" || p.op == "DepthToSpace" || p.op == "SpaceToDepth" || p.op == "Identity")
+  if (one_of(p.kind, {Op::Reshape, Op::Expand, Op::Slice, Op::Tile, Op::Transpose, Op::Resize, Op::DepthToSpace,
+                      Op::SpaceToDepth, Op::Identity}))
     return val(ops[0], operand_coords(g_, n, 0, c));
-  if (p.op == "Cast") return "fprt::cast<" + T + ">(" + val(ops[0], broadcast_coords(shape(ops[0]), c)) + ")";
-  if (is_scalar_op(p.op)) {
+  if (p.kind == Op::Cast) return "fprt::cast<" + T + ">(" + val(ops[0], broadcast_coords(shape(ops[0]), c)) + ")";
+  if (traits(p).is_scalar()) {
     ScalarOp s = scalar_op(p);
     DType in = g_.node(ops[0]).out.dtype;
     std::vector<std::string> a;
@@ -71,25 +71,25 @@ std::string InlineExprPrinter::compute(NodeId n, const Coords& c) {
     if (s.fn == "!") return "(!" + a[0] + ")";
     if (s.fn.empty()) return a[0];
     if (s.infix) return s.bool_result ? "(" + a[0] + s.fn + a[1] + ")" : "(" + T + ")(" + a[0] + s.fn + a[1] + ")";
-    for (double e : s.extra) a.push_back(p.op == "Mod" ? std::to_string(static_cast<int>(e)) : c_literal(e, in));
+    for (double e : s.extra) a.push_back(p.kind == Op::Mod ? std::to_string(static_cast<int>(e)) : c_literal(e, in));
     std::string args;
     for (std::size_t k = 0; k < a.size(); ++k) args += (k ? "," : "") + a[k];
     return "(" + T + ")" + s.fn + "(" + args + ")";
   }
-  if (p.op == "Concat") return concat(n, c);
-  if (p.op == "Pad") return pad(n, c);
-  if (p.op == "Gather" || p.op == "GatherElements") {
+  if (p.kind == Op::Concat) return concat(n, c);
+  if (p.kind == Op::Pad) return pad(n, c);
+  if (p.kind == Op::Gather || p.kind == Op::GatherElements) {
     int ax = static_cast<int>(p.attr_int("axis", 0));
     const auto& ds = shape(ops[0]);
     int q = static_cast<int>(shape(ops[1]).size());
-    Coords ic = p.op == "Gather" ? Coords(c.begin() + ax, c.begin() + ax + q) : c;
+    Coords ic = p.kind == Op::Gather ? Coords(c.begin() + ax, c.begin() + ax + q) : c;
     std::string iv = "fprt::norm_index((int64_t)" + val(ops[1], ic) + "," + std::to_string(ds[ax]) + ")";
     Coords dc;
     for (int d = 0; d < static_cast<int>(ds.size()); ++d)
-      dc.push_back(d == ax ? iv : (p.op == "GatherElements" || d < ax ? c[d] : c[d + q - 1]));
+      dc.push_back(d == ax ? iv : (p.kind == Op::GatherElements || d < ax ? c[d] : c[d + q - 1]));
     return val(ops[0], dc);
   }
-  if (p.op == "OneHot") {
+  if (p.kind == Op::OneHot) {
     int r = static_cast<int>(c.size());
     int ax = static_cast<int>(p.attr_int("axis", -1));
     if (ax < 0) ax += r;
@@ -101,9 +101,9 @@ std::string InlineExprPrinter::compute(NodeId n, const Coords& c) {
     return "(((" + v + "<0 ? " + v + "+" + depth + " : " + v + ") == (" + c[ax] + ")) ? " +
            c_literal(p.attr_float("on", 1), p.out.dtype) + " : " + c_literal(p.attr_float("off", 0), p.out.dtype) + ")";
   }
-  if (p.op == "QuantizeLinear" || p.op == "DequantizeLinear") {
+  if (p.kind == Op::QuantizeLinear || p.kind == Op::DequantizeLinear) {
     int ax = static_cast<int>(p.attr_int("axis", 1));
-    bool quant = p.op == "QuantizeLinear";
+    bool quant = p.kind == Op::QuantizeLinear;
     DType qt = quant ? p.out.dtype : g_.node(ops[0]).out.dtype;
     auto param = [&](NodeId o) {
       Coords pc(shape(o).size(), "0");

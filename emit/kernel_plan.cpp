@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan {
 
@@ -19,13 +19,13 @@ namespace {
 
 bool is_row_op(const Primitive& p, int rank, int* min_axis) {
   if (p.out.rank() != rank) return false;
-  if (is_reduce_op(p.op)) {
+  if (traits(p).is_reduce()) {
     ReduceParams rp = reduce_params(p, rank);
     if (!rp.keepdims || rp.axes.empty()) return false;
     *min_axis = std::min(*min_axis, rp.axes.front());
     return true;
   }
-  return (is_scalar_op(p.op) && p.op != "Where") || p.op == "Cast";
+  return (traits(p).is_scalar() && p.kind != Op::Where) || p.kind == Op::Cast;
 }
 
 // Row-resident multipass: every member has the same rank and leading dims,
@@ -38,7 +38,7 @@ int row_dims_of(const Graph& g, const std::vector<NodeId>& nodes) {
   bool has_reduce = false;
   for (NodeId n : nodes) {
     if (!is_row_op(g.node(n), rank, &min_axis)) return 0;
-    has_reduce = has_reduce || is_reduce_op(g.node(n).op);
+    has_reduce = has_reduce || traits(g.node(n)).is_reduce();
   }
   if (!has_reduce || min_axis < 1) return 0;
   const auto& lead = g.node(nodes.front()).out.shape;
@@ -65,7 +65,7 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp) {
       throw Error("cannot execute opaque primitive '" + p.name + "' (op " + p.op + ")");
     if (!p.out.known) throw Error("cannot emit '" + p.name + "': its shape is not known");
     c_type(p.out.dtype);  // rejects dtypes the backend cannot hold
-    if (is_reduce_op(p.op) || is_library_op(p)) stage_set.insert(n);
+    if (traits(p).is_reduce() || is_library_op(p)) stage_set.insert(n);
     for (NodeId o : g.operands(n)) {
       if (!kp.members.count(o)) loads.insert(o);
       else if (is_library_op(p)) stage_set.insert(o);  // library routines read whole buffers
@@ -79,7 +79,7 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp) {
   for (NodeId n : order) {
     if (!stage_set.count(n)) continue;
     const Primitive& p = g.node(n);
-    StageKind k = is_reduce_op(p.op) ? StageKind::reduce : (is_library_op(p) ? StageKind::library : StageKind::loop);
+    StageKind k = traits(p).is_reduce() ? StageKind::reduce : (is_library_op(p) ? StageKind::library : StageKind::loop);
     kp.stages.push_back({n, k, mat.count(n) > 0});
   }
   kp.loads.assign(loads.begin(), loads.end());
@@ -166,23 +166,23 @@ Coords operand_coords(const Graph& g, NodeId n, int k, const Coords& c) {
   const auto& is = g.node(src).out.shape;
   const auto& os = p.out.shape;
   int r = static_cast<int>(os.size());
-  if (is_scalar_op(p.op) || p.op == "Cast" || p.op == "Expand") return broadcast_coords(is, c);
-  if (p.op == "Reshape" || p.op == "Identity") return is == os ? c : reshape_coords(is, os, c);
+  if (traits(p).is_scalar() || p.kind == Op::Cast || p.kind == Op::Expand) return broadcast_coords(is, c);
+  if (p.kind == Op::Reshape || p.kind == Op::Identity) return is == os ? c : reshape_coords(is, os, c);
   Coords ic(is.size(), "0");
-  if (p.op == "Slice") {
+  if (p.kind == Op::Slice) {
     SliceParams sp = slice_params(p, r);
     for (int d = 0; d < r; ++d) {
       std::string m = sp.step[d] == 1 ? c[d] : paren(c[d]) + "*" + paren(std::to_string(sp.step[d]));
       ic[d] = sp.start[d] == 0 ? m : "(" + std::to_string(sp.start[d]) + "+" + m + ")";
     }
-  } else if (p.op == "Tile") {
+  } else if (p.kind == Op::Tile) {
     for (int d = 0; d < r; ++d) ic[d] = is[d] == os[d] ? c[d] : "(" + paren(c[d]) + "%" + std::to_string(is[d]) + ")";
-  } else if (p.op == "Transpose") {
+  } else if (p.kind == Op::Transpose) {
     auto perm = p.attr_ints("perm");
     if (perm.empty())
       for (int d = r - 1; d >= 0; --d) perm.push_back(d);
     for (int d = 0; d < r; ++d) ic[perm[d]] = c[d];
-  } else if (p.op == "Resize") {
+  } else if (p.kind == Op::Resize) {
     ResizeParams rp = resize_params(p, is, os);
     for (int d = 0; d < r; ++d)
       ic[d] = (is[d] == os[d] && rp.scales[d] == 1.0f)
@@ -190,11 +190,11 @@ Coords operand_coords(const Graph& g, NodeId n, int k, const Coords& c) {
                   : "fprt::resize_nearest(" + c[d] + "," + c_literal(rp.scales[d], DType::f32) + "," +
                         std::to_string(is[d]) + "," + std::to_string(os[d]) + "," + std::to_string(rp.coord_mode) +
                         "," + std::to_string(rp.nearest_mode) + ")";
-  } else if (p.op == "DepthToSpace" || p.op == "SpaceToDepth") {
+  } else if (p.kind == Op::DepthToSpace || p.kind == Op::SpaceToDepth) {
     std::string b = std::to_string(p.attr_int("blocksize", 1));
     bool crd = p.attr_string("mode", "DCR") == "CRD";
     ic[0] = c[0];
-    if (p.op == "DepthToSpace") {
+    if (p.kind == Op::DepthToSpace) {
       std::string bh = "(" + paren(c[2]) + "%" + b + ")", bw = "(" + paren(c[3]) + "%" + b + ")";
       ic[1] = crd ? "(" + paren(c[1]) + "*" + b + "*" + b + "+" + bh + "*" + b + "+" + bw + ")"
                   : "((" + bh + "*" + b + "+" + bw + ")*" + std::to_string(os[1]) + "+" + paren(c[1]) + ")";

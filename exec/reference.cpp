@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "emit/cpu/runtime.h"
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan {
 namespace {
@@ -71,7 +71,7 @@ int64_t flat(const std::vector<int64_t>& shape, const int64_t* c) {
 Tensor eval_scalar(const Primitive& p, const std::vector<const Tensor*>& x) {
   Tensor y(p.out.dtype, p.out.shape);
   int r = static_cast<int>(p.out.shape.size());
-  if (p.op == "Where") {
+  if (p.kind == Op::Where) {
     with_type(p.out.dtype, [&](auto tag) {
       using T = decltype(tag);
       T* out = y.ptr<T>();
@@ -98,50 +98,50 @@ Tensor eval_scalar(const Primitive& p, const std::vector<const Tensor*>& x) {
       });
     };
     auto e = [&](int k) { return static_cast<T>(s.extra[k]); };
-    const std::string& op = p.op;
-    if (op == "Identity") return run([](T a, T) -> T { return a; });
-    if (op == "Relu") return run([](T a, T) -> T { return fprt::relu(a); });
-    if (op == "Neg") return run([](T a, T) -> T { return T(-a); });
-    if (op == "Abs") return run([](T a, T) -> T { return fprt::abs_(a); });
-    if (op == "Sign") return run([](T a, T) -> T { return fprt::sign(a); });
-    if (op == "Not") return run([](T a, T) -> bool { return !a; });
-    if (op == "Clip") return run([&](T a, T) -> T { return fprt::clip(a, e(0), e(1)); });
-    if (op == "Add") return run([](T a, T b) -> T { return T(a + b); });
-    if (op == "Sub") return run([](T a, T b) -> T { return T(a - b); });
-    if (op == "Mul") return run([](T a, T b) -> T { return T(a * b); });
-    if (op == "Div") return run([](T a, T b) -> T { return fprt::div_(a, b); });
-    if (op == "Min") return run([](T a, T b) -> T { return fprt::min_(a, b); });
-    if (op == "Max") return run([](T a, T b) -> T { return fprt::max_(a, b); });
-    if (op == "Equal") return run([](T a, T b) -> bool { return a == b; });
-    if (op == "Less") return run([](T a, T b) -> bool { return a < b; });
-    if (op == "Greater") return run([](T a, T b) -> bool { return a > b; });
-    if (op == "LessOrEqual") return run([](T a, T b) -> bool { return a <= b; });
-    if (op == "GreaterOrEqual") return run([](T a, T b) -> bool { return a >= b; });
-    if (op == "And") return run([](T a, T b) -> bool { return a && b; });
-    if (op == "Or") return run([](T a, T b) -> bool { return a || b; });
-    if (op == "Xor") return run([](T a, T b) -> bool { return a != b; });
+    const Op op = p.kind;
+    if (op == Op::Identity) return run([](T a, T) -> T { return a; });
+    if (op == Op::Relu) return run([](T a, T) -> T { return fprt::relu(a); });
+    if (op == Op::Neg) return run([](T a, T) -> T { return T(-a); });
+    if (op == Op::Abs) return run([](T a, T) -> T { return fprt::abs_(a); });
+    if (op == Op::Sign) return run([](T a, T) -> T { return fprt::sign(a); });
+    if (op == Op::Not) return run([](T a, T) -> bool { return !a; });
+    if (op == Op::Clip) return run([&](T a, T) -> T { return fprt::clip(a, e(0), e(1)); });
+    if (op == Op::Add) return run([](T a, T b) -> T { return T(a + b); });
+    if (op == Op::Sub) return run([](T a, T b) -> T { return T(a - b); });
+    if (op == Op::Mul) return run([](T a, T b) -> T { return T(a * b); });
+    if (op == Op::Div) return run([](T a, T b) -> T { return fprt::div_(a, b); });
+    if (op == Op::Min) return run([](T a, T b) -> T { return fprt::min_(a, b); });
+    if (op == Op::Max) return run([](T a, T b) -> T { return fprt::max_(a, b); });
+    if (op == Op::Equal) return run([](T a, T b) -> bool { return a == b; });
+    if (op == Op::Less) return run([](T a, T b) -> bool { return a < b; });
+    if (op == Op::Greater) return run([](T a, T b) -> bool { return a > b; });
+    if (op == Op::LessOrEqual) return run([](T a, T b) -> bool { return a <= b; });
+    if (op == Op::GreaterOrEqual) return run([](T a, T b) -> bool { return a >= b; });
+    if (op == Op::And) return run([](T a, T b) -> bool { return a && b; });
+    if (op == Op::Or) return run([](T a, T b) -> bool { return a || b; });
+    if (op == Op::Xor) return run([](T a, T b) -> bool { return a != b; });
     if constexpr (!std::is_same_v<T, bool>) {
-      if (op == "Mod") return run([&](T a, T b) -> T { return fprt::mod_(a, b, static_cast<int>(s.extra[0])); });
-      if (op == "Pow") return run([](T a, T b) -> T { return fprt::pow_(a, b); });
+      if (op == Op::Mod) return run([&](T a, T b) -> T { return fprt::mod_(a, b, static_cast<int>(s.extra[0])); });
+      if (op == Op::Pow) return run([](T a, T b) -> T { return fprt::pow_(a, b); });
     }
     if constexpr (std::is_floating_point_v<T>) {
-      if (op == "Sigmoid") return run([](T a, T) -> T { return fprt::sigmoid(a); });
-      if (op == "Tanh") return run([](T a, T) -> T { return std::tanh(a); });
-      if (op == "Exp") return run([](T a, T) -> T { return std::exp(a); });
-      if (op == "Log") return run([](T a, T) -> T { return std::log(a); });
-      if (op == "Sqrt") return run([](T a, T) -> T { return std::sqrt(a); });
-      if (op == "Reciprocal") return run([](T a, T) -> T { return fprt::reciprocal(a); });
-      if (op == "Erf") return run([](T a, T) -> T { return std::erf(a); });
-      if (op == "Ceil") return run([](T a, T) -> T { return std::ceil(a); });
-      if (op == "Floor") return run([](T a, T) -> T { return std::floor(a); });
-      if (op == "Round") return run([](T a, T) -> T { return fprt::round_(a); });
-      if (op == "Sin") return run([](T a, T) -> T { return std::sin(a); });
-      if (op == "Cos") return run([](T a, T) -> T { return std::cos(a); });
-      if (op == "Softplus") return run([](T a, T) -> T { return fprt::softplus(a); });
-      if (op == "LeakyRelu") return run([&](T a, T) -> T { return fprt::leaky_relu(a, e(0)); });
-      if (op == "HardSigmoid") return run([&](T a, T) -> T { return fprt::hard_sigmoid(a, e(0), e(1)); });
-      if (op == "HardSwish") return run([](T a, T) -> T { return fprt::hard_swish(a); });
-      if (op == "Elu") return run([&](T a, T) -> T { return fprt::elu(a, e(0)); });
+      if (op == Op::Sigmoid) return run([](T a, T) -> T { return fprt::sigmoid(a); });
+      if (op == Op::Tanh) return run([](T a, T) -> T { return std::tanh(a); });
+      if (op == Op::Exp) return run([](T a, T) -> T { return std::exp(a); });
+      if (op == Op::Log) return run([](T a, T) -> T { return std::log(a); });
+      if (op == Op::Sqrt) return run([](T a, T) -> T { return std::sqrt(a); });
+      if (op == Op::Reciprocal) return run([](T a, T) -> T { return fprt::reciprocal(a); });
+      if (op == Op::Erf) return run([](T a, T) -> T { return std::erf(a); });
+      if (op == Op::Ceil) return run([](T a, T) -> T { return std::ceil(a); });
+      if (op == Op::Floor) return run([](T a, T) -> T { return std::floor(a); });
+      if (op == Op::Round) return run([](T a, T) -> T { return fprt::round_(a); });
+      if (op == Op::Sin) return run([](T a, T) -> T { return std::sin(a); });
+      if (op == Op::Cos) return run([](T a, T) -> T { return std::cos(a); });
+      if (op == Op::Softplus) return run([](T a, T) -> T { return fprt::softplus(a); });
+      if (op == Op::LeakyRelu) return run([&](T a, T) -> T { return fprt::leaky_relu(a, e(0)); });
+      if (op == Op::HardSigmoid) return run([&](T a, T) -> T { return fprt::hard_sigmoid(a, e(0), e(1)); });
+      if (op == Op::HardSwish) return run([](T a, T) -> T { return fprt::hard_swish(a); });
+      if (op == Op::Elu) return run([&](T a, T) -> T { return fprt::elu(a, e(0)); });
     }
     throw Error("reference executor: " + p.op + " is not defined for " + std::string(to_string(x[0]->dtype)));
   });
@@ -170,13 +170,13 @@ Tensor eval_injective(const Primitive& p, const std::vector<const Tensor*>& x) {
   int64_t es = dtype_bytes(y.dtype);
   std::vector<int64_t> ic(std::max<std::size_t>(is.size(), 1));
   std::function<std::pair<int, int64_t>(const int64_t*)> src;
-  if (p.op == "Slice") {
+  if (p.kind == Op::Slice) {
     SliceParams sp = slice_params(p, r);
     src = [&, sp](const int64_t* c) {
       for (int d = 0; d < r; ++d) ic[d] = sp.start[d] + c[d] * sp.step[d];
       return std::pair{0, flat(is, ic.data())};
     };
-  } else if (p.op == "Concat") {
+  } else if (p.kind == Op::Concat) {
     int ax = static_cast<int>(p.attr_int("axis", 0));
     src = [&, ax](const int64_t* c) {
       int64_t a = c[ax];
@@ -189,7 +189,7 @@ Tensor eval_injective(const Primitive& p, const std::vector<const Tensor*>& x) {
       }
       throw Error("Concat '" + p.name + "': output larger than its operands");
     };
-  } else if (p.op == "Pad") {
+  } else if (p.kind == Op::Pad) {
     PadParams pp = pad_params(p, r);
     src = [&, pp](const int64_t* c) {
       for (int d = 0; d < r; ++d) {
@@ -202,14 +202,14 @@ Tensor eval_injective(const Primitive& p, const std::vector<const Tensor*>& x) {
       }
       return std::pair{0, flat(is, ic.data())};
     };
-  } else if (p.op == "Expand") {
+  } else if (p.kind == Op::Expand) {
     src = [&](const int64_t* c) { return std::pair{0, bcast_offset(is, c, r)}; };
-  } else if (p.op == "Tile") {
+  } else if (p.kind == Op::Tile) {
     src = [&](const int64_t* c) {
       for (int d = 0; d < r; ++d) ic[d] = c[d] % is[d];
       return std::pair{0, flat(is, ic.data())};
     };
-  } else if (p.op == "Transpose") {
+  } else if (p.kind == Op::Transpose) {
     auto perm = p.attr_ints("perm");
     if (perm.empty())
       for (int d = r - 1; d >= 0; --d) perm.push_back(d);
@@ -217,17 +217,17 @@ Tensor eval_injective(const Primitive& p, const std::vector<const Tensor*>& x) {
       for (int d = 0; d < r; ++d) ic[perm[d]] = c[d];
       return std::pair{0, flat(is, ic.data())};
     };
-  } else if (p.op == "Resize") {
+  } else if (p.kind == Op::Resize) {
     ResizeParams rp = resize_params(p, is, os);
     src = [&, rp](const int64_t* c) {
       for (int d = 0; d < r; ++d)
         ic[d] = fprt::resize_nearest(c[d], rp.scales[d], is[d], os[d], rp.coord_mode, rp.nearest_mode);
       return std::pair{0, flat(is, ic.data())};
     };
-  } else if (p.op == "DepthToSpace" || p.op == "SpaceToDepth") {
+  } else if (p.kind == Op::DepthToSpace || p.kind == Op::SpaceToDepth) {
     int64_t b = p.attr_int("blocksize", 1);
     bool crd = p.attr_string("mode", "DCR") == "CRD";
-    bool d2s = p.op == "DepthToSpace";
+    bool d2s = p.kind == Op::DepthToSpace;
     src = [&, b, crd, d2s](const int64_t* c) {
       if (d2s) {
         int64_t oc = os[1], bh = c[2] % b, bw = c[3] % b;
@@ -248,7 +248,7 @@ Tensor eval_injective(const Primitive& p, const std::vector<const Tensor*>& x) {
     throw Error("reference executor: unknown injective op " + p.op);
   }
   Tensor padv(p.out.dtype, {});
-  if (p.op == "Pad")
+  if (p.kind == Op::Pad)
     with_type(y.dtype, [&](auto tag) { padv.ptr<decltype(tag)>()[0] = fprt::cast<decltype(tag)>(p.attr_float("value", 0)); });
   for_each_index(os, [&](const int64_t* c, int64_t i) {
     auto [k, off] = src(c);
@@ -274,19 +274,19 @@ Tensor eval_reduce(const Primitive& p, const Tensor& x) {
       T* out = y.ptr<T>();
       std::vector<int64_t> ic(ir);
       for_each_index(kept, [&](const int64_t* c, int64_t i) {
-        T acc = rp.kind == "max" ? std::numeric_limits<T>::lowest() : (rp.kind == "prod" ? T(1) : T(0));
-        if (rp.kind == "max" && std::numeric_limits<T>::has_infinity) acc = -std::numeric_limits<T>::infinity();
-        if (rp.kind == "min") acc = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+        T acc = rp.kind == ReduceKind::max ? std::numeric_limits<T>::lowest() : (rp.kind == ReduceKind::prod ? T(1) : T(0));
+        if (rp.kind == ReduceKind::max && std::numeric_limits<T>::has_infinity) acc = -std::numeric_limits<T>::infinity();
+        if (rp.kind == ReduceKind::min) acc = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                                          : std::numeric_limits<T>::max();
         for_each_index(rshape, [&](const int64_t* rc, int64_t) {
           for (int d = 0, k = 0; d < ir; ++d) ic[d] = red[d] ? rc[k++] : c[d];
           T v = in[flat(x.shape, ic.data())];
-          if (rp.kind == "max") acc = fprt::max_(acc, v);
-          else if (rp.kind == "min") acc = fprt::min_(acc, v);
-          else if (rp.kind == "prod") acc = T(acc * v);
+          if (rp.kind == ReduceKind::max) acc = fprt::max_(acc, v);
+          else if (rp.kind == ReduceKind::min) acc = fprt::min_(acc, v);
+          else if (rp.kind == ReduceKind::prod) acc = T(acc * v);
           else acc = T(acc + v);
         });
-        if (rp.kind == "mean") acc = fprt::div_(acc, T(count));
+        if (rp.kind == ReduceKind::mean) acc = fprt::div_(acc, T(count));
         out[i] = acc;
       });
     } else {
@@ -301,14 +301,14 @@ Tensor eval_indexed(const Primitive& p, const std::vector<const Tensor*>& x) {
   const auto& os = p.out.shape;
   int r = static_cast<int>(os.size());
   int64_t es = dtype_bytes(y.dtype);
-  if (p.op == "Gather" || p.op == "GatherElements") {
+  if (p.kind == Op::Gather || p.kind == Op::GatherElements) {
     const auto& ds = x[0]->shape;
     int ax = static_cast<int>(p.attr_int("axis", 0));
     int q = static_cast<int>(x[1]->shape.size());
     std::vector<int64_t> dc(ds.size());
     for_each_index(os, [&](const int64_t* c, int64_t i) {
       int64_t idx;
-      if (p.op == "Gather") {
+      if (p.kind == Op::Gather) {
         idx = load<int64_t>(*x[1], flat(x[1]->shape, c + ax));
         for (int d = 0; d < static_cast<int>(ds.size()); ++d) dc[d] = d < ax ? c[d] : (d == ax ? 0 : c[d + q - 1]);
       } else {
@@ -318,7 +318,7 @@ Tensor eval_indexed(const Primitive& p, const std::vector<const Tensor*>& x) {
       dc[ax] = fprt::norm_index(idx, ds[ax]);
       std::memcpy(y.data.data() + i * es, x[0]->data.data() + flat(ds, dc.data()) * es, static_cast<std::size_t>(es));
     });
-  } else if (p.op == "OneHot") {
+  } else if (p.kind == Op::OneHot) {
     int ax = static_cast<int>(p.attr_int("axis", -1));
     if (ax < 0) ax += r;
     int64_t depth = p.attr_int("depth", os[ax]);
@@ -334,9 +334,9 @@ Tensor eval_indexed(const Primitive& p, const std::vector<const Tensor*>& x) {
         y.ptr<T>()[i] = fprt::cast<T>(v == c[ax] ? on : off);
       });
     });
-  } else if (p.op == "QuantizeLinear" || p.op == "DequantizeLinear") {
+  } else if (p.kind == Op::QuantizeLinear || p.kind == Op::DequantizeLinear) {
     int ax = static_cast<int>(p.attr_int("axis", 1));
-    bool q = p.op == "QuantizeLinear";
+    bool q = p.kind == Op::QuantizeLinear;
     DType qt = q ? y.dtype : x[0]->dtype;
     for_each_index(os, [&](const int64_t* c, int64_t i) {
       auto param = [&](std::size_t k) { return x[k]->numel() > 1 ? c[ax] : int64_t{0}; };
@@ -367,24 +367,24 @@ Tensor eval_library(const Primitive& p, const std::vector<const Tensor*>& x) {
     for (auto* t : x)
       if (t->dtype != DType::f32) throw Error("reference executor: " + p.op + " '" + p.name + "' supports float32 only");
   };
-  if (p.op == "MatMul") {
+  if (p.kind == Op::MatMul) {
     need_f32();
     fprt::matmul(x[0]->ptr<float>(), x[0]->shape.data(), static_cast<int>(x[0]->shape.size()), x[1]->ptr<float>(),
                  x[1]->shape.data(), static_cast<int>(x[1]->shape.size()), y.ptr<float>(), os.data(), r,
                  static_cast<int>(p.attr_int("transA", 0)), static_cast<int>(p.attr_int("transB", 0)));
-  } else if (p.op == "Conv" || p.op == "ConvTranspose") {
+  } else if (p.kind == Op::Conv || p.kind == Op::ConvTranspose) {
     need_f32();
     WindowParams w = window_params(p, r - 2);
-    auto f = p.op == "Conv" ? fprt::conv : fprt::conv_transpose;
+    auto f = p.kind == Op::Conv ? fprt::conv : fprt::conv_transpose;
     f(x[0]->ptr<float>(), x[0]->shape.data(), x[1]->ptr<float>(), x[1]->shape.data(), y.ptr<float>(), os.data(), r - 2,
       w.strides.data(), w.pads.data(), w.dilations.data(), w.group);
-  } else if (p.op == "MaxPool" || p.op == "AveragePool") {
+  } else if (p.kind == Op::MaxPool || p.kind == Op::AveragePool) {
     need_f32();
     WindowParams w = window_params(p, r - 2);
     fprt::pool(x[0]->ptr<float>(), x[0]->shape.data(), y.ptr<float>(), os.data(), r - 2, w.kernel.data(),
-               w.strides.data(), w.pads.data(), w.dilations.data(), p.op == "MaxPool",
+               w.strides.data(), w.pads.data(), w.dilations.data(), p.kind == Op::MaxPool,
                static_cast<int>(p.attr_int("count_include_pad", 0)));
-  } else if (p.op == "Resize") {
+  } else if (p.kind == Op::Resize) {
     need_f32();
     ResizeParams rp = resize_params(p, x[0]->shape, os);
     fprt::resize_linear(x[0]->ptr<float>(), x[0]->shape.data(), r, y.ptr<float>(), os.data(), rp.scales.data(),
@@ -398,17 +398,17 @@ Tensor eval_library(const Primitive& p, const std::vector<const Tensor*>& x) {
         if (p.attr_string("reduction", "none") == reds[k]) red = k;
       const auto& ds = x[0]->shape;
       int dr = static_cast<int>(ds.size());
-      if (p.op == "CumSum") {
+      if (p.kind == Op::CumSum) {
         fprt::cumsum(x[0]->ptr<T>(), ds.data(), dr, y.ptr<T>(), static_cast<int>(p.attr_int("axis", 0)),
                      static_cast<int>(p.attr_int("exclusive", 0)), static_cast<int>(p.attr_int("reverse", 0)));
         return;
       }
       if (x[1]->dtype != DType::i64) throw Error(p.op + " '" + p.name + "': indices must be int64");
       const auto& is = x[1]->shape;
-      if (p.op == "GatherND")
+      if (p.kind == Op::GatherND)
         fprt::gather_nd(x[0]->ptr<T>(), ds.data(), dr, x[1]->ptr<int64_t>(), is.data(), static_cast<int>(is.size()),
                         y.ptr<T>());
-      else if (p.op == "ScatterND")
+      else if (p.kind == Op::ScatterND)
         fprt::scatter_nd(x[0]->ptr<T>(), ds.data(), dr, x[1]->ptr<int64_t>(), is.data(), static_cast<int>(is.size()),
                          x[2]->ptr<T>(), y.ptr<T>(), red);
       else
@@ -426,23 +426,21 @@ Tensor eval_primitive(const Graph& g, NodeId n, const std::vector<const Tensor*>
   if (p.op_class == OpClass::opaque)
     throw Error("cannot execute opaque primitive '" + p.name + "' (op " + p.op + ")");
   if (!p.out.known) throw Error("cannot execute '" + p.name + "': its shape is not known");
-  if (p.op == "Reshape" || p.op == "Identity") {
+  if (p.kind == Op::Reshape || p.kind == Op::Identity) {
     Tensor y(p.out.dtype, p.out.shape);
     if (x[0]->data.size() != y.data.size()) throw Error("Reshape '" + p.name + "': element count changes");
     y.data = x[0]->data;
     return y;
   }
-  if (p.op == "Cast") return eval_cast(p, *x[0]);
-  if (is_scalar_op(p.op)) return eval_scalar(p, x);
-  if (is_reduce_op(p.op)) return eval_reduce(p, *x[0]);
+  if (p.kind == Op::Cast) return eval_cast(p, *x[0]);
+  if (traits(p).is_scalar()) return eval_scalar(p, x);
+  if (traits(p).is_reduce()) return eval_reduce(p, *x[0]);
   if (is_library_op(p)) return eval_library(p, x);
-  if (p.op == "Gather" || p.op == "GatherElements" || p.op == "OneHot" || p.op == "QuantizeLinear" ||
-      p.op == "DequantizeLinear")
+  if (one_of(p.kind, {Op::Gather, Op::GatherElements, Op::OneHot, Op::QuantizeLinear, Op::DequantizeLinear}))
     return eval_indexed(p, x);
-  static const char* inj[] = {"Slice", "Concat", "Pad", "Expand", "Tile", "Transpose", "Resize", "DepthToSpace",
-                              "SpaceToDepth"};
-  for (const char* o : inj)
-    if (p.op == o) return eval_injective(p, x);
+  if (one_of(p.kind, {Op::Slice, Op::Concat, Op::Pad, Op::Expand, Op::Tile, Op::Transpose, Op::Resize,
+                      Op::DepthToSpace, Op::SpaceToDepth}))
+    return eval_injective(p, x);
   throw Error("cannot execute primitive '" + p.name + "': unknown op " + p.op);
 }
 

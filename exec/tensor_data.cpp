@@ -54,13 +54,13 @@ int64_t index_bound(const Graph& g, NodeId n, int depth = 0) {
     const Primitive& p = g.node(c);
     auto ops = g.operands(c);
     int64_t b = 0;
-    if ((p.op == "Gather" || p.op == "GatherElements") && ops.size() > 1 && ops[1] == n) {
+    if ((p.kind == Op::Gather || p.kind == Op::GatherElements) && ops.size() > 1 && ops[1] == n) {
       const auto& ds = g.node(ops[0]).out.shape;
       int64_t ax = p.attr_int("axis", 0);
       if (ax >= 0 && ax < static_cast<int64_t>(ds.size())) b = ds[ax];
-    } else if (p.op == "OneHot") {
+    } else if (p.kind == Op::OneHot) {
       b = p.attr_int("depth", 0);
-    } else if ((p.op == "Reshape" || p.op == "Identity" || p.op == "Cast") && depth < 8) {
+    } else if ((p.kind == Op::Reshape || p.kind == Op::Identity || p.kind == Op::Cast) && depth < 8) {
       b = index_bound(g, c, depth + 1);
     }
     if (b > 0) bound = bound == 0 ? b : std::min(bound, b);
@@ -76,7 +76,7 @@ double fan_in(const Graph& g, NodeId n) {
   for (NodeId c : g.consumers(n)) {
     const Primitive& p = g.node(c);
     auto ops = g.operands(c);
-    if (p.op == "MatMul" && ops.size() > 1 && ops[1] == n && s.size() >= 2)
+    if (p.kind == Op::MatMul && ops.size() > 1 && ops[1] == n && s.size() >= 2)
       return static_cast<double>(p.attr_int("transB", 0) ? s.back() : s[s.size() - 2]);
   }
   double f = 1;

@@ -9,15 +9,15 @@ namespace fuseplan::detail {
 namespace {
 bool dim_static(const onnx::TensorShapeProto::Dimension& d) { return d.has_dim_value() && d.dim_value() > 0; }
 
-// Operand slots that carry activations, never weights: an input read there is data.
-bool activation_slot(const std::string& op, int slot) {
-  static const std::unordered_set<std::string> first = {
-      "Conv", "ConvTranspose", "MatMul", "Gemm", "BatchNormalization", "InstanceNormalization",
-      "LayerNormalization", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Softmax",
-      "LogSoftmax", "Loop", "If", "Scan", "NonZero", "TopK"};
-  if (slot == 0 && first.count(op)) return true;
-  if ((op == "Gather" || op == "GatherElements" || op == "GatherND") && slot == 1) return true;
-  return false;
+// Operand slots that carry activations, never weights: an input read there
+// is data. `op` is the node's op type in any domain.
+bool activation_slot(Op op, int slot) {
+  if (slot == 0)
+    return one_of(op, {Op::Conv, Op::ConvTranspose, Op::MatMul, Op::Gemm, Op::BatchNormalization,
+                       Op::InstanceNormalization, Op::LayerNormalization, Op::MaxPool, Op::AveragePool,
+                       Op::GlobalAveragePool, Op::GlobalMaxPool, Op::Softmax, Op::LogSoftmax, Op::Loop, Op::If,
+                       Op::Scan, Op::NonZero, Op::TopK});
+  return slot == 1 && one_of(op, {Op::Gather, Op::GatherElements, Op::GatherND});
 }
 
 // Named dims of `vi` (a declared tensor type) appended to `out` once each.
@@ -134,9 +134,11 @@ std::vector<bool> data_input_mask(const onnx::GraphProto& g) {
   std::unordered_set<std::string> inits;
   for (const auto& i : g.initializer()) inits.insert(i.name());
   std::unordered_set<std::string> act;
-  for (const auto& n : g.node())
+  for (const auto& n : g.node()) {
+    const Op op = op_from_name(n.op_type());
     for (int s = 0; s < n.input_size(); ++s)
-      if (activation_slot(n.op_type(), s)) act.insert(n.input(s));
+      if (activation_slot(op, s)) act.insert(n.input(s));
+  }
   std::vector<bool> mask(g.input_size(), false);
   bool first = true;
   for (int k = 0; k < g.input_size(); ++k) {

@@ -3,7 +3,6 @@
 // ConstantOfShape, Range, Constant, small int arithmetic, Cast, Equal, Where...).
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
 
 #include "graph/import_internal.h"
 
@@ -52,79 +51,84 @@ struct Builder {
   ConstPtr done() { return make_const(t.dtype, t.shape, std::move(i), std::move(f)); }
 };
 
-double unary(const std::string& op, double x) {
-  if (op == "Neg") return -x;
-  if (op == "Abs") return std::fabs(x);
-  if (op == "Sqrt") return std::sqrt(x);
-  if (op == "Exp") return std::exp(x);
-  if (op == "Log") return std::log(x);
-  if (op == "Floor") return std::floor(x);
-  if (op == "Ceil") return std::ceil(x);
-  if (op == "Round") return std::nearbyint(x);
-  if (op == "Reciprocal") return 1.0 / x;
-  if (op == "Relu") return std::max(0.0, x);
-  if (op == "Sigmoid") return 1.0 / (1.0 + std::exp(-x));
-  if (op == "Tanh") return std::tanh(x);
-  if (op == "Erf") return std::erf(x);
-  if (op == "Not") return x == 0;
-  return x;  // Identity, Cast, Dropout
+double unary(Op op, double x) {
+  switch (op) {
+    case Op::Neg: return -x;
+    case Op::Abs: return std::fabs(x);
+    case Op::Sqrt: return std::sqrt(x);
+    case Op::Exp: return std::exp(x);
+    case Op::Log: return std::log(x);
+    case Op::Floor: return std::floor(x);
+    case Op::Ceil: return std::ceil(x);
+    case Op::Round: return std::nearbyint(x);
+    case Op::Reciprocal: return 1.0 / x;
+    case Op::Relu: return std::max(0.0, x);
+    case Op::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case Op::Tanh: return std::tanh(x);
+    case Op::Erf: return std::erf(x);
+    case Op::Not: return x == 0;
+    default: return x;  // Identity, Cast, Dropout
+  }
 }
 
-std::optional<double> binary_f(const std::string& op, double a, double b) {
-  if (op == "Add" || op == "Sum") return a + b;
-  if (op == "Sub") return a - b;
-  if (op == "Mul") return a * b;
-  if (op == "Div") return a / b;
-  if (op == "Pow") return std::pow(a, b);
-  if (op == "Mod") return std::fmod(a, b);
-  if (op == "Min") return std::min(a, b);
-  if (op == "Max") return std::max(a, b);
-  if (op == "Equal") return a == b;
-  if (op == "Less") return a < b;
-  if (op == "Greater") return a > b;
-  if (op == "LessOrEqual") return a <= b;
-  if (op == "GreaterOrEqual") return a >= b;
-  if (op == "And") return (a != 0) && (b != 0);
-  if (op == "Or") return (a != 0) || (b != 0);
-  if (op == "Xor") return (a != 0) != (b != 0);
-  return std::nullopt;
+std::optional<double> binary_f(Op op, double a, double b) {
+  switch (op) {
+    case Op::Add:
+    case Op::Sum: return a + b;
+    case Op::Sub: return a - b;
+    case Op::Mul: return a * b;
+    case Op::Div: return a / b;
+    case Op::Pow: return std::pow(a, b);
+    case Op::Mod: return std::fmod(a, b);
+    case Op::Min: return std::min(a, b);
+    case Op::Max: return std::max(a, b);
+    case Op::Equal: return a == b;
+    case Op::Less: return a < b;
+    case Op::Greater: return a > b;
+    case Op::LessOrEqual: return a <= b;
+    case Op::GreaterOrEqual: return a >= b;
+    case Op::And: return (a != 0) && (b != 0);
+    case Op::Or: return (a != 0) || (b != 0);
+    case Op::Xor: return (a != 0) != (b != 0);
+    default: return std::nullopt;
+  }
 }
 
-std::optional<int64_t> binary_i(const std::string& op, int64_t a, int64_t b) {
+std::optional<int64_t> binary_i(Op op, int64_t a, int64_t b) {
   auto wrap = [](__int128 v) -> std::optional<int64_t> {
     if (v > INT64_MAX || v < INT64_MIN) return std::nullopt;
     return static_cast<int64_t>(v);
   };
-  if (op == "Add" || op == "Sum") return wrap(static_cast<__int128>(a) + b);
-  if (op == "Sub") return wrap(static_cast<__int128>(a) - b);
-  if (op == "Mul") return wrap(static_cast<__int128>(a) * b);
-  if (op == "Div") {
-    if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
-    return a / b;
+  switch (op) {
+    case Op::Add:
+    case Op::Sum: return wrap(static_cast<__int128>(a) + b);
+    case Op::Sub: return wrap(static_cast<__int128>(a) - b);
+    case Op::Mul: return wrap(static_cast<__int128>(a) * b);
+    case Op::Div:
+      if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+      return a / b;
+    case Op::Mod: {
+      if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+      int64_t m = a % b;
+      return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+    }
+    case Op::Pow: {
+      double p = std::pow(static_cast<double>(a), static_cast<double>(b));
+      if (!(p > -9e18 && p < 9e18)) return std::nullopt;
+      return static_cast<int64_t>(p);
+    }
+    case Op::Min: return std::min(a, b);
+    case Op::Max: return std::max(a, b);
+    case Op::Equal: return a == b;
+    case Op::Less: return a < b;
+    case Op::Greater: return a > b;
+    case Op::LessOrEqual: return a <= b;
+    case Op::GreaterOrEqual: return a >= b;
+    case Op::And: return (a != 0) && (b != 0);
+    case Op::Or: return (a != 0) || (b != 0);
+    case Op::Xor: return (a != 0) != (b != 0);
+    default: return std::nullopt;
   }
-  if (op == "Mod") {
-    if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
-    int64_t m = a % b;
-    return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
-  }
-  if (op == "Pow") {
-    double p = std::pow(static_cast<double>(a), static_cast<double>(b));
-    if (!(p > -9e18 && p < 9e18)) return std::nullopt;
-    return static_cast<int64_t>(p);
-  }
-  if (auto r = binary_f(op, 0, 0); r) {
-    if (op == "Min") return std::min(a, b);
-    if (op == "Max") return std::max(a, b);
-    if (op == "Equal") return a == b;
-    if (op == "Less") return a < b;
-    if (op == "Greater") return a > b;
-    if (op == "LessOrEqual") return a <= b;
-    if (op == "GreaterOrEqual") return a >= b;
-    if (op == "And") return (a != 0) && (b != 0);
-    if (op == "Or") return (a != 0) || (b != 0);
-    if (op == "Xor") return (a != 0) != (b != 0);
-  }
-  return std::nullopt;
 }
 
 ConstPtr transpose(const Const& x, const std::vector<int64_t>& perm, const TensorType& ot) {
@@ -147,21 +151,20 @@ ConstPtr transpose(const Const& x, const std::vector<int64_t>& perm, const Tenso
 }
 }  // namespace
 
-std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const std::vector<const Tensor*>& in,
+std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, Op op, const std::vector<const Tensor*>& in,
                                                const std::vector<TensorType>& out_types, int64_t opset) {
-  static const std::unordered_set<std::string> unary_ops = {"Neg", "Abs", "Sqrt", "Exp", "Log", "Floor", "Ceil",
-                                                            "Round", "Reciprocal", "Relu", "Sigmoid", "Tanh",
-                                                            "Erf", "Not", "Identity", "Cast", "Dropout"};
-  static const std::unordered_set<std::string> reshape_ops = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"};
-  const std::string& op = n.op_type();
+  const bool unary_op = one_of(op, {Op::Neg, Op::Abs, Op::Sqrt, Op::Exp, Op::Log, Op::Floor, Op::Ceil, Op::Round,
+                                    Op::Reciprocal, Op::Relu, Op::Sigmoid, Op::Tanh, Op::Erf, Op::Not, Op::Identity,
+                                    Op::Cast, Op::Dropout});
+  const bool reshape_op = one_of(op, {Op::Reshape, Op::Flatten, Op::Squeeze, Op::Unsqueeze});
   Attrs at{n};
   if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
   if (out_types.empty() || in.empty()) return std::nullopt;
   const TensorType& ot = out_types[0];
-  if (op != "NonZero") {
+  if (op != Op::NonZero) {
     for (const auto& t : out_types)
       if (!t.known || t.numel() > kFoldLimit) {
-        if (op == "ConstantOfShape" && t.known) {
+        if (op == Op::ConstantOfShape && t.known) {
           auto c = std::make_shared<Const>();
           c->type = t;
           c->fill = 0.0;
@@ -175,18 +178,18 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
         return std::nullopt;
       }
   }
-  if (op == "Shape") {
+  if (op == Op::Shape) {
     const Shape& s = in[0]->type.shape;
     int64_t r = s.size(), st = at.i("start", 0), en = at.i("end", r);
     st = std::clamp<int64_t>(st < 0 ? st + r : st, 0, r);
     en = std::clamp<int64_t>(en < 0 ? en + r : en, 0, r);
     return std::vector<ConstPtr>{make_const(DType::i64, ot.shape, Shape(s.begin() + st, s.begin() + std::max(st, en)), {})};
   }
-  if (op == "Size") return std::vector<ConstPtr>{make_const(DType::i64, {}, {in[0]->type.numel()}, {})};
+  if (op == Op::Size) return std::vector<ConstPtr>{make_const(DType::i64, {}, {in[0]->type.numel()}, {})};
   for (const Tensor* t : in)
     if (t && (!t->k || t->k->fill)) return std::nullopt;
   const Const& x = *in[0]->k;
-  if (op == "ConstantOfShape") {
+  if (op == Op::ConstantOfShape) {
     auto c = std::make_shared<Const>();
     c->type = ot;
     double v = 0;
@@ -199,19 +202,20 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
     for (int64_t k = 0; k < ot.numel(); ++k) b.push(v, static_cast<int64_t>(v));
     return std::vector<ConstPtr>{b.done()};
   }
-  if (unary_ops.count(op) || reshape_ops.count(op)) {
+  if (unary_op || reshape_op) {
     Builder b(ot);
     for (int64_t k = 0; k < x.size(); ++k) {
-      if (is_float(ot.dtype) || !x.is_float() || op == "Cast" || op == "Not") {
+      if (is_float(ot.dtype) || !x.is_float() || op == Op::Cast || op == Op::Not) {
         double v = unary(op, x.at_f(k));
         int64_t iv = x.is_float() ? (std::isfinite(v) && std::fabs(v) < 9e18 ? static_cast<int64_t>(v) : 0)
-                                  : (op == "Neg" ? -x.at_i(k) : op == "Abs" ? std::llabs(x.at_i(k))
-                                     : op == "Relu" ? std::max<int64_t>(0, x.at_i(k)) : op == "Not" ? x.at_i(k) == 0
-                                     : x.at_i(k));
-        if (!x.is_float() && !is_float(ot.dtype) && !(op == "Neg" || op == "Abs" || op == "Relu" || op == "Not" ||
-                                                      op == "Identity" || op == "Cast" || op == "Dropout" ||
-                                                      reshape_ops.count(op)))
-          return std::nullopt;
+                                  : (op == Op::Neg    ? -x.at_i(k)
+                                     : op == Op::Abs  ? std::llabs(x.at_i(k))
+                                     : op == Op::Relu ? std::max<int64_t>(0, x.at_i(k))
+                                     : op == Op::Not  ? x.at_i(k) == 0
+                                                      : x.at_i(k));
+        const bool int_exact =
+            reshape_op || one_of(op, {Op::Neg, Op::Abs, Op::Relu, Op::Not, Op::Identity, Op::Cast, Op::Dropout});
+        if (!x.is_float() && !is_float(ot.dtype) && !int_exact) return std::nullopt;
         b.push(v, iv);
       } else {
         return std::nullopt;
@@ -220,10 +224,9 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
     auto c = b.done();
     return std::vector<ConstPtr>{c};
   }
-  static const std::unordered_set<std::string> bin = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Min", "Max",
-                                                      "Sum", "Equal", "Less", "Greater", "LessOrEqual",
-                                                      "GreaterOrEqual", "And", "Or", "Xor"};
-  if (bin.count(op) && in.size() == 2) {
+  if (one_of(op, {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Pow, Op::Mod, Op::Min, Op::Max, Op::Sum, Op::Equal, Op::Less,
+                  Op::Greater, Op::LessOrEqual, Op::GreaterOrEqual, Op::And, Op::Or, Op::Xor}) &&
+      in.size() == 2) {
     const Const& y = *in[1]->k;
     auto ia = bcast_index(ot.shape, x.type.shape), ib = bcast_index(ot.shape, y.type.shape);
     Builder b(ot);
@@ -241,7 +244,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
     }
     return std::vector<ConstPtr>{b.done()};
   }
-  if (op == "Where" && in.size() == 3) {
+  if (op == Op::Where && in.size() == 3) {
     const Const &a = *in[1]->k, &c = *in[2]->k;
     auto ic = bcast_index(ot.shape, x.type.shape), ia = bcast_index(ot.shape, a.type.shape),
          ib = bcast_index(ot.shape, c.type.shape);
@@ -249,9 +252,9 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
     for (std::size_t k = 0; k < ic.size(); ++k) b.copy(x.at_i(ic[k]) ? a : c, x.at_i(ic[k]) ? ia[k] : ib[k]);
     return std::vector<ConstPtr>{b.done()};
   }
-  if (op == "Expand" || op == "Tile") {
+  if (op == Op::Expand || op == Op::Tile) {
     Builder b(ot);
-    if (op == "Expand") {
+    if (op == Op::Expand) {
       for (int64_t k : bcast_index(ot.shape, x.type.shape)) b.copy(x, k);
     } else {
       int64_t r = ot.rank(), total = ot.numel();
@@ -269,7 +272,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
     }
     return std::vector<ConstPtr>{b.done()};
   }
-  if (op == "Gather") {
+  if (op == Op::Gather) {
     const Const& idx = *in[1]->k;
     int64_t ax = norm_axis(at.i("axis", 0), x.type.rank()), d = x.type.shape[ax];
     int64_t outer = TensorType{DType::f32, Shape(x.type.shape.begin(), x.type.shape.begin() + ax)}.numel();
@@ -284,7 +287,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
       }
     return std::vector<ConstPtr>{b.done()};
   }
-  if (op == "Concat") {
+  if (op == Op::Concat) {
     int64_t ax = norm_axis(at.i("axis", 0), ot.rank());
     int64_t outer = TensorType{DType::f32, Shape(ot.shape.begin(), ot.shape.begin() + ax)}.numel();
     Builder b(ot);
@@ -295,7 +298,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
       }
     return std::vector<ConstPtr>{b.done()};
   }
-  if (op == "Slice") {
+  if (op == Op::Slice) {
     bool ok = true;
     auto p = slice_params(n, in, opset, ok);
     if (!ok) return std::nullopt;
@@ -317,20 +320,20 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
     }
     return std::vector<ConstPtr>{b.done()};
   }
-  if (op == "Transpose") {
+  if (op == Op::Transpose) {
     auto perm = at.ints("perm");
     if (perm.empty())
       for (int64_t k = x.type.rank() - 1; k >= 0; --k) perm.push_back(k);
     for (auto& p : perm) p = norm_axis(p, x.type.rank());
     return std::vector<ConstPtr>{transpose(x, perm, ot)};
   }
-  if (op == "Range") {
+  if (op == Op::Range) {
     Builder b(ot);
     for (int64_t k = 0; k < ot.numel(); ++k)
       b.push(x.at_f(0) + k * in[2]->k->at_f(0), x.at_i(0) + k * in[2]->k->at_i(0));
     return std::vector<ConstPtr>{b.done()};
   }
-  if (op == "DequantizeLinear" || op == "QuantizeLinear") {
+  if (op == Op::DequantizeLinear || op == Op::QuantizeLinear) {
     const Const& sc = *in[1]->k;
     const Const* zp = in.size() > 2 && in[2] ? in[2]->k.get() : nullptr;
     int64_t r = x.type.rank(), ax = sc.size() > 1 ? norm_axis(at.i("axis", 1), r) : 0;
@@ -342,7 +345,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
     for (int64_t k = 0; k < x.size(); ++k) {
       int64_t c = sc.size() > 1 ? (k / inner) % d : 0;
       double z = zp ? zp->at_f(zp->size() > 1 ? c : 0) : 0.0;
-      if (op == "DequantizeLinear") {
+      if (op == Op::DequantizeLinear) {
         b.push((x.at_f(k) - z) * sc.at_f(c), 0);
       } else {
         double q = std::nearbyint(x.at_f(k) / sc.at_f(c)) + z;
@@ -353,7 +356,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const s
     }
     return std::vector<ConstPtr>{b.done()};
   }
-  if (op == "NonZero") {
+  if (op == Op::NonZero) {
     if (x.size() > kFoldLimit) return std::nullopt;
     int64_t r = x.type.rank();
     std::vector<int64_t> hits;

@@ -137,6 +137,8 @@ std::string Primitive::attr_string(const std::string& k, const std::string& dflt
 
 NodeId Graph::add_node(Primitive p) {
   if (by_name_.count(p.name)) throw Error("duplicate tensor name '" + p.name + "'");
+  p.kind = op_from_name(p.op);
+  p.onnx_kind = op_from_name(p.onnx_op);
   std::string nm = p.name;
   NodeId v = boost::add_vertex(std::move(p), g_);
   by_name_.emplace(std::move(nm), v);
@@ -165,6 +167,8 @@ void Graph::finalize() {
   for (std::size_t i = 0; i < topo_.size(); ++i) topo_pos_[topo_[i]] = i;
   sizes_.assign(size(), Sizes{});
   for (NodeId n = 0; n < size(); ++n) {
+    g_[n].kind = op_from_name(g_[n].op);  // node_mut() may have changed the op
+    g_[n].onnx_kind = op_from_name(g_[n].onnx_op);
     try {
       sizes_[n] = {g_[n].out.numel(), g_[n].out.bytes()};
     } catch (const Error&) {

@@ -18,6 +18,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "graph/op.h"
 #include "support/error.h"
 
 namespace fuseplan {
@@ -77,9 +78,14 @@ enum class SourceKind { none, graph_input, weight, constant };
 struct Primitive {
   std::string name;
   std::string op;  // primitive op: ONNX op name where 1:1 ("Add", "Relu"), else e.g. "ReduceMax", "MatMul"
+  /// `op` resolved (graph/op.h; Op::unknown for an opaque op): Graph::add_node
+  /// sets it, and finalize() again, so a node_mut() change of `op` follows.
+  /// Ask the op's facts with traits(p) (graph/op_traits.h).
+  Op kind = Op::unknown;
   OpClass op_class = OpClass::opaque;
   std::string origin;
   std::string onnx_op;  // op type of the ONNX node it came from ("Softmax" for its 5 primitives)
+  Op onnx_kind = Op::unknown;  // `onnx_op` resolved, as `kind`
   TensorType out;
   std::map<std::string, AttrValue> attrs;
   SourceKind source = SourceKind::none;
@@ -113,8 +119,9 @@ struct OutEdge {
 };
 
 /// The primitive DAG. Build with add_node/add_use, then call finalize()
-/// (checks acyclicity, computes topological order). Throws Error on a cycle
-/// or a duplicate name.
+/// (checks acyclicity, computes topological order, resolves every node's
+/// `kind` and `onnx_kind` from its names). Throws Error on a cycle or a
+/// duplicate name.
 class Graph {
  public:
   std::string name;

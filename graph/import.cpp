@@ -8,6 +8,7 @@
 #include <onnx/defs/schema.h>
 
 #include "graph/import_internal.h"
+#include "graph/op_traits.h"
 #include "graph/shape_check.h"
 
 namespace fuseplan::detail {
@@ -33,13 +34,13 @@ NodeId Ctx::use(const std::string& name) {
   p.out.known = x.known;
   p.op_class = OpClass::source;
   switch (x.kind) {
-    case Tensor::Kind::data_input: p.op = p.onnx_op = "Input", p.source = SourceKind::graph_input; break;
+    case Tensor::Kind::data_input: p.op = p.onnx_op = op_name(Op::Input), p.source = SourceKind::graph_input; break;
     case Tensor::Kind::weight:
-      p.op = p.onnx_op = "Weight", p.source = SourceKind::weight;
+      p.op = p.onnx_op = op_name(Op::Weight), p.source = SourceKind::weight;
       p.data = x.k && x.wdata.empty() ? to_const_data(*x.k) : x.wdata;
       break;
     case Tensor::Kind::constant:
-      p.op = p.onnx_op = "Constant", p.source = SourceKind::constant;
+      p.op = p.onnx_op = op_name(Op::Constant), p.source = SourceKind::constant;
       if (x.k) p.data = to_const_data(*x.k);
       break;
     case Tensor::Kind::computed: FUSEPLAN_ASSERT(false, "tensor '" + name + "' has no producer");
@@ -48,15 +49,19 @@ NodeId Ctx::use(const std::string& name) {
   return x.node;
 }
 
+NodeId Ctx::emit(const std::string& name, Op op, const TensorType& out, const std::vector<NodeId>& operands,
+                 std::map<std::string, AttrValue> attrs) {
+  return emit(name, std::string(op_name(op)), out, operands, std::move(attrs));
+}
+
 NodeId Ctx::emit(const std::string& name, const std::string& op, const TensorType& out,
                  const std::vector<NodeId>& operands, std::map<std::string, AttrValue> attrs) {
   Primitive p;
   p.name = name;
   p.op = op;
+  p.kind = op_from_name(op);  // classify() reads it; add_node sets it too
   p.origin = origin;
-  p.onnx_op = cur ? (cur->domain().empty() || cur->domain() == "ai.onnx" ? cur->op_type()
-                                                                          : cur->domain() + ":" + cur->op_type())
-                  : op;
+  p.onnx_op = cur ? onnx_op_name(*cur) : op;
   p.out = out;
   p.attrs = std::move(attrs);
   std::vector<const TensorType*> ots;
@@ -74,7 +79,7 @@ NodeId Ctx::emit_const(const std::string& name, const Const& c, bool weight) {
   p.name = name;
   p.origin = origin;
   p.onnx_op = cur ? cur->op_type() : "";
-  p.op = weight ? "Weight" : "Constant";
+  p.op = op_name(weight ? Op::Weight : Op::Constant);
   p.source = weight ? SourceKind::weight : SourceKind::constant;
   p.op_class = OpClass::source;
   p.out = c.type;
@@ -89,13 +94,14 @@ NodeId Ctx::scalar(const std::string& suffix, double v, DType dt) {
   return emit_const(sub(suffix), c, false);
 }
 
-namespace {
-std::string op_name(const onnx::NodeProto& n) {
+std::string onnx_op_name(const onnx::NodeProto& n) {
   return n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + ":" + n.op_type();
 }
+
+namespace {
 std::string node_label(const onnx::NodeProto& n) {
   std::string nm = !n.name().empty() ? n.name() : n.output_size() ? n.output(0) : "?";
-  return "node '" + nm + "' (" + op_name(n) + ")";
+  return "node '" + nm + "' (" + onnx_op_name(n) + ")";
 }
 
 // Topological order of the ONNX nodes; throws on dangling names and cycles.
@@ -225,7 +231,8 @@ void process_node(Ctx& ctx, const onnx::NodeProto& n,
     in.push_back(t);
   }
   while (!in.empty() && !in.back()) in.pop_back();
-  std::string op = op_name(n);
+  const std::string op = onnx_op_name(n);
+  const Op kind = op_from_name(op);  // the one lookup of the node's op type
   for (const auto& o : n.output())
     if (!o.empty()) ctx.t[o] = Tensor{};
   std::size_t before = ctx.g.size();
@@ -238,7 +245,7 @@ void process_node(Ctx& ctx, const onnx::NodeProto& n,
     ctx.roots[taint].count += count_prims(ctx, before);
     return;
   }
-  if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+  if (kind == Op::Constant) {
     Tensor& t = ctx.t[n.output(0)];
     t.kind = Tensor::Kind::constant;
     Attrs at{n};
@@ -253,7 +260,7 @@ void process_node(Ctx& ctx, const onnx::NodeProto& n,
   }
   std::optional<std::vector<TensorType>> types;
   bool known_op = true;
-  if (n.op_type() == "If" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+  if (kind == Op::If) {
     Attrs at{n};
     types.emplace();
     if (auto a = at.find("then_branch"))
@@ -263,7 +270,7 @@ void process_node(Ctx& ctx, const onnx::NodeProto& n,
         types->push_back(t ? *t : TensorType{DType::unknown, {}, false});
       }
   } else {
-    types = infer_shapes(n, in, ctx.opset);
+    types = infer_shapes(n, kind, in, ctx.opset);
   }
   bool custom = !n.domain().empty() && n.domain() != "ai.onnx";
   if (!types || custom) {
@@ -281,15 +288,16 @@ void process_node(Ctx& ctx, const onnx::NodeProto& n,
     all_known = all_known && (*types)[k].known;
   }
   if (known_op) {
-    bool foldable = n.op_type() == "Shape" || n.op_type() == "Size" || !in.empty();
+    const bool of_shape = one_of(kind, {Op::Shape, Op::Size});  // reads only its input's shape
+    bool foldable = of_shape || !in.empty();
     for (const Tensor* t : in)
-      if (t && !t->k && n.op_type() != "Shape" && n.op_type() != "Size") foldable = false;
+      if (t && !t->k && !of_shape) foldable = false;
     if (foldable && in.size() >= 1 && in[0]) {
-      if (auto vals = fold_node(n, in, *types, ctx.opset)) {
+      if (auto vals = fold_node(n, kind, in, *types, ctx.opset)) {
         for (int k = 0; k < n.output_size() && k < static_cast<int>(vals->size()); ++k) {
           if (n.output(k).empty()) continue;
           Tensor& t = ctx.t[n.output(k)];
-          bool weight = from_weight && n.op_type() != "Shape" && n.op_type() != "Size";
+          bool weight = from_weight && !of_shape;
           t.kind = weight ? Tensor::Kind::weight : Tensor::Kind::constant;
           t.k = (*vals)[k];
           t.type = t.k->type;
@@ -307,7 +315,7 @@ void process_node(Ctx& ctx, const onnx::NodeProto& n,
     return;
   }
   if (!known_op) emit_opaque(ctx, n);
-  else lower_node(ctx, n);
+  else lower_node(ctx, n, kind);
 }
 }  // namespace
 

@@ -1,5 +1,5 @@
 // Internal to graph/: the state shared by the importer's passes (loading,
-// dim binding, shape inference, folding, lowering, classification).
+// dim binding, shape inference, folding, lowering).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 
 #include "graph/graph.h"
 #include "graph/import.h"
+#include "graph/op.h"
 
 namespace fuseplan::detail {
 
@@ -79,7 +80,11 @@ struct Ctx {
   bool has(const std::string& name) const { return !name.empty() && t.count(name); }
   /// The primitive producing `name`, creating its source primitive on first use.
   NodeId use(const std::string& name);
-  /// Adds a primitive for the current node, classifies it, wires operands.
+  /// Adds a primitive of op `op` for the current node, classifies it, wires operands.
+  NodeId emit(const std::string& name, Op op, const TensorType& out, const std::vector<NodeId>& operands,
+              std::map<std::string, AttrValue> attrs = {});
+  /// As emit, for an op named by the model: the node's own op type when it
+  /// is lowered 1:1, or an opaque op ("domain:Op" outside the default domain).
   NodeId emit(const std::string& name, const std::string& op, const TensorType& out,
               const std::vector<NodeId>& operands, std::map<std::string, AttrValue> attrs = {});
   /// A new source primitive (Weight/Constant) holding `c`, named `name`.
@@ -91,6 +96,11 @@ struct Ctx {
   std::unordered_set<std::string> reserved;  // every ONNX tensor name of the model
   void warn(const std::string& line) { g.warnings.push_back(line); }
 };
+
+// ---- import.cpp
+/// The op type of `n`, prefixed with its domain outside the default domain
+/// ("Add", "com.microsoft:Attention"); op_from_name of it is the node's Op.
+std::string onnx_op_name(const onnx::NodeProto& n);
 
 // ---- onnx_load.cpp
 onnx::ModelProto load_binary(std::string_view bytes);
@@ -115,8 +125,9 @@ std::optional<TensorType> bind_declared(const Ctx& ctx, const onnx::TypeProto& t
 /// Output types of a node from its input tensors (nullptr for absent optional
 /// inputs). Returns nullopt for an op it does not know. An entry with
 /// known=false means the output shape is data dependent.
-std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, const std::vector<const Tensor*>& in,
-                                                    int64_t opset);
+/// `op` is op_from_name(onnx_op_name(n)).
+std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, Op op,
+                                                    const std::vector<const Tensor*>& in, int64_t opset);
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 int64_t norm_axis(int64_t axis, int64_t rank);
 
@@ -127,20 +138,17 @@ std::vector<std::vector<int64_t>> slice_params(const onnx::NodeProto& n, const s
                                                int64_t opset, bool& ok);
 
 // ---- fold.cpp
-/// Evaluates a node whose inputs are constants; nullopt if not foldable.
-std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, const std::vector<const Tensor*>& in,
+/// Evaluates a node (of op `op`) whose inputs are constants; nullopt if not foldable.
+std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, Op op, const std::vector<const Tensor*>& in,
                                                const std::vector<TensorType>& out_types, int64_t opset);
 
 // ---- lower.cpp / decompose.cpp
-/// Emits the primitives of one node (shapes in ctx.t for its outputs already set).
-void lower_node(Ctx& ctx, const onnx::NodeProto& n);
-/// Composite ops; returns false when `n` is not one of them.
-bool decompose_node(Ctx& ctx, const onnx::NodeProto& n);
+/// Emits the primitives of one node of op `op` (shapes in ctx.t for its outputs already set).
+void lower_node(Ctx& ctx, const onnx::NodeProto& n, Op op);
+/// Composite ops; returns false when `op` is not one of them.
+bool decompose_node(Ctx& ctx, const onnx::NodeProto& n, Op op);
 /// One opaque primitive per output.
 void emit_opaque(Ctx& ctx, const onnx::NodeProto& n);
-
-// ---- classify.cpp
-OpClass classify(const Primitive& p, const std::vector<const TensorType*>& operands);
 
 // ---- import.cpp
 Graph import_proto(const onnx::ModelProto& m, const ImportOptions& opts, const std::string& name);

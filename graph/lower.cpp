@@ -84,14 +84,15 @@ void emit_opaque(Ctx& ctx, const onnx::NodeProto& n) {
   std::unordered_set<std::string> seen;
   for (const auto& v : fv)
     if (ctx.has(v) && seen.insert(v).second) ops.push_back(ctx.use(v));
-  std::string op = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + ":" + n.op_type();
+  const std::string op = onnx_op_name(n);
   for (const auto& o : n.output())
     if (!o.empty()) ctx.emit(o, op, ctx.tensor(o).type, ops, copy_attrs(n));
 }
 
-void lower_node(Ctx& ctx, const onnx::NodeProto& n) {
-  if (decompose_node(ctx, n)) return;
-  const std::string& op = n.op_type();
+void lower_node(Ctx& ctx, const onnx::NodeProto& n, Op op) {
+  // Only ops infer_shapes knows get here, and each has a row.
+  FUSEPLAN_ASSERT(op != Op::unknown, "lowering op " + n.op_type() + ", which has no row in the op-traits table");
+  if (decompose_node(ctx, n, op)) return;
   Attrs at{n};
   const std::string& out = n.output(0);
   const TensorType& ot = ctx.tensor(out).type;
@@ -104,12 +105,14 @@ void lower_node(Ctx& ctx, const onnx::NodeProto& n) {
       if (!i.empty()) v.push_back(ctx.use(i));
     return v;
   };
-  if (op.rfind("Reduce", 0) == 0 && op != "ReduceL2" && op != "ReduceSumSquare") {
+  // ReduceL2 and ReduceSumSquare are decomposed; the other ONNX reductions keep their op.
+  if (one_of(op, {Op::ReduceSum, Op::ReduceMean, Op::ReduceMax, Op::ReduceMin, Op::ReduceProd, Op::ReduceL1,
+                  Op::ReduceLogSum, Op::ReduceLogSumExp})) {
     std::vector<int64_t> axes = at.ints("axes");
     if (const Tensor* ax = input(ctx, n, 1); ax && ax->k) axes = ax->k->ints();
     int64_t r = x->type.rank();
     if (axes.empty() && at.i("noop_with_empty_axes", 0)) {
-      ctx.emit(out, "Identity", ot, x0());
+      ctx.emit(out, Op::Identity, ot, x0());
       return;
     }
     if (axes.empty())
@@ -119,14 +122,14 @@ void lower_node(Ctx& ctx, const onnx::NodeProto& n) {
     ctx.emit(out, op, ot, x0(), {{"axes", axes}, {"keepdims", at.i("keepdims", 1)}});
     return;
   }
-  if (op == "Slice") {
+  if (op == Op::Slice) {
     bool ok = true;
     auto p = slice_params(n, {x, input(ctx, n, 1), input(ctx, n, 2), input(ctx, n, 3), input(ctx, n, 4)},
                           ctx.opset, ok);
-    ctx.emit(out, "Slice", ot, x0(), {{"starts", p[0]}, {"ends", p[1]}, {"axes", p[2]}, {"steps", p[3]}});
+    ctx.emit(out, Op::Slice, ot, x0(), {{"starts", p[0]}, {"ends", p[1]}, {"axes", p[2]}, {"steps", p[3]}});
     return;
   }
-  if (op == "Pad") {
+  if (op == Op::Pad) {
     int64_t r = x->type.rank();
     std::vector<int64_t> pads(2 * r, 0), raw = ctx.opset < 11 ? at.ints(ctx.opset >= 2 ? "pads" : "paddings")
                                                               : input(ctx, n, 1)->k->ints();
@@ -140,43 +143,43 @@ void lower_node(Ctx& ctx, const onnx::NodeProto& n) {
     double value = at.f("value", 0.0);
     auto v = const_floats(input(ctx, n, 2));
     if (v && !v->empty()) value = (*v)[0];
-    ctx.emit(out, "Pad", ot, x0(), {{"pads", pads}, {"mode", at.s("mode", "constant")}, {"value", value}});
+    ctx.emit(out, Op::Pad, ot, x0(), {{"pads", pads}, {"mode", at.s("mode", "constant")}, {"value", value}});
     return;
   }
-  if (op == "Expand") {
-    ctx.emit(out, "Expand", ot, x0(), {{"shape", ot.shape}});
+  if (op == Op::Expand) {
+    ctx.emit(out, Op::Expand, ot, x0(), {{"shape", ot.shape}});
     return;
   }
-  if (op == "Tile") {
-    ctx.emit(out, "Tile", ot, x0(), {{"repeats", input(ctx, n, 1)->k->ints()}});
+  if (op == Op::Tile) {
+    ctx.emit(out, Op::Tile, ot, x0(), {{"repeats", input(ctx, n, 1)->k->ints()}});
     return;
   }
-  if (op == "Resize") {
+  if (op == Op::Resize) {
     std::vector<double> scales;
     for (int64_t k = 0; k < ot.rank(); ++k)
       scales.push_back(x->type.shape[k] ? static_cast<double>(ot.shape[k]) / x->type.shape[k] : 1.0);
     if (auto s = const_floats(input(ctx, n, ctx.opset < 11 ? 1 : 2)); s && s->size() == scales.size()) scales = *s;
     std::string mode = at.s("mode", "nearest");
-    ctx.emit(out, "Resize", ot, x0(),
+    ctx.emit(out, Op::Resize, ot, x0(),
              {{"mode", mode}, {"scales", scales},
               {"coordinate_transformation_mode",
                at.s("coordinate_transformation_mode", ctx.opset < 11 ? "asymmetric" : "half_pixel")},
               {"nearest_mode", at.s("nearest_mode", "round_prefer_floor")}});
     return;
   }
-  if (op == "Transpose") {
+  if (op == Op::Transpose) {
     auto perm = at.ints("perm");
     if (perm.empty())
       for (int64_t k = x->type.rank() - 1; k >= 0; --k) perm.push_back(k);
     for (auto& p : perm) p = norm_axis(p, x->type.rank());
-    ctx.emit(out, "Transpose", ot, x0(), {{"perm", perm}});
+    ctx.emit(out, Op::Transpose, ot, x0(), {{"perm", perm}});
     return;
   }
-  if (op == "Concat") {
-    ctx.emit(out, "Concat", ot, all(), {{"axis", norm_axis(at.i("axis", 0), ot.rank())}});
+  if (op == Op::Concat) {
+    ctx.emit(out, Op::Concat, ot, all(), {{"axis", norm_axis(at.i("axis", 0), ot.rank())}});
     return;
   }
-  if (op == "Gather" || op == "GatherElements") {
+  if (op == Op::Gather || op == Op::GatherElements) {
     const int64_t ax = norm_axis(at.i("axis", 0), x->type.rank());
     // Constant indices are checked here, as ONNX requires ([-d, d)); the
     // kernels clamp data-dependent ones (emit/cpu/runtime.h).
@@ -190,23 +193,23 @@ void lower_node(Ctx& ctx, const onnx::NodeProto& n) {
     ctx.emit(out, op, ot, all(), {{"axis", ax}});
     return;
   }
-  if (op == "ScatterElements" || op == "Scatter") {
-    ctx.emit(out, "ScatterElements", ot, all(),
+  if (op == Op::ScatterElements || op == Op::Scatter) {
+    ctx.emit(out, Op::ScatterElements, ot, all(),
              {{"axis", norm_axis(at.i("axis", 0), x->type.rank())}, {"reduction", at.s("reduction", "none")}});
     return;
   }
-  if (op == "ScatterND") {
+  if (op == Op::ScatterND) {
     ctx.emit(out, op, ot, all(), {{"reduction", at.s("reduction", "none")}});
     return;
   }
-  if (op == "CumSum") {
+  if (op == Op::CumSum) {
     const Tensor* ax = input(ctx, n, 1);
     if (!ax || !ax->k) { emit_opaque(ctx, n); return; }
-    ctx.emit(out, "CumSum", ot, x0(), {{"axis", norm_axis(ax->k->at_i(0), x->type.rank())},
+    ctx.emit(out, Op::CumSum, ot, x0(), {{"axis", norm_axis(ax->k->at_i(0), x->type.rank())},
                                        {"exclusive", at.i("exclusive", 0)}, {"reverse", at.i("reverse", 0)}});
     return;
   }
-  if (op == "Clip") {
+  if (op == Op::Clip) {
     double lo = at.f("min", -INFINITY), hi = at.f("max", INFINITY);
     std::vector<NodeId> ops = x0();
     if (ctx.opset >= 11) {
@@ -217,31 +220,31 @@ void lower_node(Ctx& ctx, const onnx::NodeProto& n) {
         else { emit_opaque(ctx, n); return; }
       }
     }
-    ctx.emit(out, "Clip", ot, ops, {{"min", lo}, {"max", hi}});
+    ctx.emit(out, Op::Clip, ot, ops, {{"min", lo}, {"max", hi}});
     return;
   }
-  if (op == "OneHot") {
+  if (op == Op::OneHot) {
     auto vals = const_floats(input(ctx, n, 2));
     auto depth = const_floats(input(ctx, n, 1));
     double off = vals && vals->size() == 2 ? (*vals)[0] : 0.0, on = vals && vals->size() == 2 ? (*vals)[1] : 1.0;
-    ctx.emit(out, "OneHot", ot, x0(),
+    ctx.emit(out, Op::OneHot, ot, x0(),
              {{"depth", static_cast<int64_t>(depth ? (*depth)[0] : 0)},
               {"axis", norm_axis(at.i("axis", -1), ot.rank())}, {"on", on}, {"off", off}});
     return;
   }
-  if (op == "Cast") {
-    ctx.emit(out, "Cast", ot, x0(), {{"to", static_cast<int64_t>(ot.dtype)}});
+  if (op == Op::Cast) {
+    ctx.emit(out, Op::Cast, ot, x0(), {{"to", static_cast<int64_t>(ot.dtype)}});
     return;
   }
-  if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+  if (op == Op::QuantizeLinear || op == Op::DequantizeLinear) {
     ctx.emit(out, op, ot, all(), {{"axis", at.i("axis", 1)}});
     return;
   }
-  if (op == "MatMul") {
-    ctx.emit(out, "MatMul", ot, all(), {{"transA", int64_t{0}}, {"transB", int64_t{0}}});
+  if (op == Op::MatMul) {
+    ctx.emit(out, Op::MatMul, ot, all(), {{"transA", int64_t{0}}, {"transB", int64_t{0}}});
     return;
   }
-  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+  if (op == Op::MaxPool || op == Op::AveragePool || op == Op::LpPool) {
     auto kernel = at.ints("kernel_shape");
     std::size_t sp = x->type.rank() - 2;
     auto strides = at.ints("strides"), dil = at.ints("dilations");
@@ -254,13 +257,13 @@ void lower_node(Ctx& ctx, const onnx::NodeProto& n) {
       if (!n.output(k).empty()) ctx.emit(n.output(k), op, ctx.tensor(n.output(k)).type, x0(), pa);
     return;
   }
-  if (op == "Identity") {
-    ctx.emit(out, "Identity", ot, x0());
+  if (op == Op::Identity) {
+    ctx.emit(out, Op::Identity, ot, x0());
     return;
   }
-  static const std::unordered_set<std::string> opaque_ops = {"If", "Loop", "Scan", "NonZero", "NonMaxSuppression",
-                                                             "TopK", "Range", "ConstantOfShape"};
-  if (opaque_ops.count(op) || n.output_size() != 1) {
+  if (one_of(op, {Op::If, Op::Loop, Op::Scan, Op::NonZero, Op::NonMaxSuppression, Op::TopK, Op::Range,
+                  Op::ConstantOfShape}) ||
+      n.output_size() != 1) {
     emit_opaque(ctx, n);
     return;
   }

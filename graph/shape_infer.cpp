@@ -3,7 +3,6 @@
 // the source of truth; graph/shape_check.cpp cross-checks it where it can.
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
 
 #include "graph/import_internal.h"
 
@@ -121,90 +120,90 @@ Shape reduce_shape(const Shape& x, std::vector<int64_t> axes, bool keep, bool no
   return out;
 }
 
-bool reduce_axes_input(const std::string& op, int64_t opset) {
-  return op == "ReduceSum" ? opset >= 13 : opset >= 18;
+bool reduce_axes_input(Op op, int64_t opset) {
+  return op == Op::ReduceSum ? opset >= 13 : opset >= 18;
 }
 }  // namespace
 
-std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, const std::vector<const Tensor*>& inputs,
-                                                    int64_t opset) {
-  static const std::unordered_set<std::string> same = {
-      "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Erf", "Ceil", "Floor",
-      "Round", "Not", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Softplus", "Softsign",
-      "Sign", "Identity", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu", "Gelu", "Mish",
-      "Clip", "Softmax", "LogSoftmax", "InstanceNormalization", "CumSum", "LRN", "Shrink", "ThresholdedRelu",
-      "MeanVarianceNormalization", "Trilu", "Hardmax", "ScatterND", "ScatterElements", "Scatter"};
-  static const std::unordered_set<std::string> bin = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Min", "Max",
-                                                      "Sum", "Mean", "PRelu", "BitShift"};
-  static const std::unordered_set<std::string> cmp = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-                                                      "And", "Or", "Xor"};
-  const std::string& op = n.op_type();
+std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, Op op,
+                                                    const std::vector<const Tensor*>& inputs, int64_t opset) {
+  // The output is input 0's type.
+  const bool same = one_of(
+      op, {Op::Relu, Op::Sigmoid, Op::Tanh, Op::Exp, Op::Log, Op::Sqrt, Op::Reciprocal, Op::Neg, Op::Abs, Op::Erf,
+           Op::Ceil, Op::Floor, Op::Round, Op::Not, Op::Sin, Op::Cos, Op::Tan, Op::Asin, Op::Acos, Op::Atan, Op::Sinh,
+           Op::Cosh, Op::Softplus, Op::Softsign, Op::Sign, Op::Identity, Op::LeakyRelu, Op::HardSigmoid, Op::HardSwish,
+           Op::Elu, Op::Selu, Op::Celu, Op::Gelu, Op::Mish, Op::Clip, Op::Softmax, Op::LogSoftmax,
+           Op::InstanceNormalization, Op::CumSum, Op::LRN, Op::Shrink, Op::ThresholdedRelu, Op::MeanVarianceNormalization,
+           Op::Trilu, Op::Hardmax, Op::ScatterND, Op::ScatterElements, Op::Scatter});
+  // Broadcasting binary (or variadic) ops and comparisons.
+  const bool bin = one_of(op, {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Pow, Op::Mod, Op::Min, Op::Max, Op::Sum,
+                               Op::Mean, Op::PRelu, Op::BitShift});
+  const bool cmp =
+      one_of(op, {Op::Equal, Op::Less, Op::Greater, Op::LessOrEqual, Op::GreaterOrEqual, Op::And, Op::Or, Op::Xor});
   Attrs at{n};
   In in{inputs};
   std::vector<TensorType> out;
   auto one = [&](TensorType t) { return std::vector<TensorType>{std::move(t)}; };
 
-  if (n.domain() == "com.microsoft") {  // common onnxruntime contrib ops (still opaque primitives)
-    if (op == "FastGelu" || op == "Gelu" || op == "BiasGelu" || op == "QuickGelu") return one(in.at(0).type);
-    if (op == "SkipLayerNormalization" || op == "SkipSimplifiedLayerNormalization") {
-      TensorType x = in.at(0).type, st = x;
-      if (!st.shape.empty()) st.shape.back() = 1;
-      for (int k = 0; k < n.output_size(); ++k) out.push_back(k == 1 || k == 2 ? tt(DType::f32, st.shape) : x);
-      return out;
-    }
-    if (op == "EmbedLayerNormalization") {
-      const Shape &ids = in.sh(0), &we = in.sh(2);
-      if (ids.size() != 2 || we.size() != 2) throw Error("EmbedLayerNormalization expects 2-D ids and embedding");
-      TensorType o = tt(in.dt(2), {ids[0], ids[1], we[1]});
-      for (int k = 0; k < n.output_size(); ++k) out.push_back(k == 1 ? tt(DType::i32, {ids[0]}) : o);
-      return out;
-    }
-    if (op == "Attention") {
-      const Shape &x = in.sh(0), &w = in.sh(1);
-      auto qkv = at.ints("qkv_hidden_sizes");
-      int64_t heads = at.i("num_heads", 1);
-      if (x.size() != 3 || w.size() != 2 || heads <= 0) throw Error("Attention expects 3-D input and 2-D weights");
-      int64_t h = qkv.size() == 3 ? qkv[2] : w[1] / 3;
-      out.push_back(tt(in.dt(0), {x[0], x[1], h}));
-      int64_t past = in.has(4) && in.sh(4).size() == 5 ? in.sh(4)[3] : 0;
-      if (n.output_size() > 1) out.push_back(tt(in.dt(0), {2, x[0], heads, past + x[1], h / heads}));
-      return out;
-    }
-    return std::nullopt;
+  // Common onnxruntime contrib ops (still opaque primitives); ops of any
+  // other domain resolve to Op::unknown and get nullopt below.
+  if (one_of(op, {Op::MsFastGelu, Op::MsGelu, Op::MsBiasGelu, Op::MsQuickGelu})) return one(in.at(0).type);
+  if (one_of(op, {Op::MsSkipLayerNormalization, Op::MsSkipSimplifiedLayerNormalization})) {
+    TensorType x = in.at(0).type, st = x;
+    if (!st.shape.empty()) st.shape.back() = 1;
+    for (int k = 0; k < n.output_size(); ++k) out.push_back(k == 1 || k == 2 ? tt(DType::f32, st.shape) : x);
+    return out;
   }
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return std::nullopt;
-  if (same.count(op)) {
+  if (op == Op::MsEmbedLayerNormalization) {
+    const Shape &ids = in.sh(0), &we = in.sh(2);
+    if (ids.size() != 2 || we.size() != 2) throw Error("EmbedLayerNormalization expects 2-D ids and embedding");
+    TensorType o = tt(in.dt(2), {ids[0], ids[1], we[1]});
+    for (int k = 0; k < n.output_size(); ++k) out.push_back(k == 1 ? tt(DType::i32, {ids[0]}) : o);
+    return out;
+  }
+  if (op == Op::MsAttention) {
+    const Shape &x = in.sh(0), &w = in.sh(1);
+    auto qkv = at.ints("qkv_hidden_sizes");
+    int64_t heads = at.i("num_heads", 1);
+    if (x.size() != 3 || w.size() != 2 || heads <= 0) throw Error("Attention expects 3-D input and 2-D weights");
+    int64_t h = qkv.size() == 3 ? qkv[2] : w[1] / 3;
+    out.push_back(tt(in.dt(0), {x[0], x[1], h}));
+    int64_t past = in.has(4) && in.sh(4).size() == 5 ? in.sh(4)[3] : 0;
+    if (n.output_size() > 1) out.push_back(tt(in.dt(0), {2, x[0], heads, past + x[1], h / heads}));
+    return out;
+  }
+  if (same) {
     TensorType x = in.at(0).type;
-    if (op == "PRelu") x.shape = broadcast_shapes(x.shape, in.sh(1));
+    if (op == Op::PRelu) x.shape = broadcast_shapes(x.shape, in.sh(1));
     return one(x);
   }
-  if (op == "IsNaN" || op == "IsInf") return one(tt(DType::boolean, in.sh(0)));
-  if (op == "Dropout") {
+  if (op == Op::IsNaN || op == Op::IsInf) return one(tt(DType::boolean, in.sh(0)));
+  if (op == Op::Dropout) {
     out.push_back(in.at(0).type);
     if (n.output_size() > 1) out.push_back(tt(DType::boolean, in.sh(0)));
     return out;
   }
-  if (bin.count(op) || cmp.count(op) || op == "Where") {
+  if (bin || cmp || op == Op::Where) {
     if (inputs.empty()) throw Error("no inputs");
     Shape s = in.sh(0);
     for (std::size_t k = 1; k < inputs.size(); ++k) s = broadcast_shapes(s, in.sh(k));
-    DType d = cmp.count(op) ? DType::boolean : op == "Where" ? in.dt(1) : in.dt(0);
+    DType d = cmp ? DType::boolean : op == Op::Where ? in.dt(1) : in.dt(0);
     return one(tt(d, s));
   }
-  if (op == "Cast") return one(tt(dtype_from_onnx(static_cast<int>(at.i("to", 1))), in.sh(0)));
-  if (op == "CastLike") return one(tt(in.dt(1), in.sh(0)));
-  if (op == "QuantizeLinear") {
+  if (op == Op::Cast) return one(tt(dtype_from_onnx(static_cast<int>(at.i("to", 1))), in.sh(0)));
+  if (op == Op::CastLike) return one(tt(in.dt(1), in.sh(0)));
+  if (op == Op::QuantizeLinear) {
     DType d = in.has(2) ? in.dt(2) : DType::u8;
     if (at.has("output_dtype")) d = dtype_from_onnx(static_cast<int>(at.i("output_dtype", 2)));
     return one(tt(d, in.sh(0)));
   }
-  if (op == "DequantizeLinear") return one(tt(in.has(1) ? in.dt(1) : DType::f32, in.sh(0)));
-  if (op == "BatchNormalization") {
+  if (op == Op::DequantizeLinear) return one(tt(in.has(1) ? in.dt(1) : DType::f32, in.sh(0)));
+  if (op == Op::BatchNormalization) {
     out.push_back(in.at(0).type);
     for (int k = 1; k < n.output_size(); ++k) out.push_back(in.has(3) ? in.at(3).type : in.at(0).type);
     return out;
   }
-  if (op == "LayerNormalization") {
+  if (op == Op::LayerNormalization) {
     TensorType x = in.at(0).type;
     out.push_back(x);
     int64_t ax = norm_axis(at.i("axis", -1), x.rank());
@@ -213,7 +212,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     for (int k = 1; k < n.output_size(); ++k) out.push_back(tt(DType::f32, st));
     return out;
   }
-  if (op == "MatMul" || op == "MatMulInteger") {
+  if (op == Op::MatMul || op == Op::MatMulInteger) {
     Shape a = in.sh(0), b = in.sh(1);
     if (a.empty() || b.empty()) throw Error("MatMul of a scalar");
     bool va = a.size() == 1, vb = b.size() == 1;
@@ -225,9 +224,9 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     Shape s = broadcast_shapes(ba, bb);
     if (!va) s.push_back(a[a.size() - 2]);
     if (!vb) s.push_back(b.back());
-    return one(tt(op == "MatMul" ? in.dt(0) : DType::i32, s));
+    return one(tt(op == Op::MatMul ? in.dt(0) : DType::i32, s));
   }
-  if (op == "Gemm") {
+  if (op == Op::Gemm) {
     Shape a = in.sh(0), b = in.sh(1);
     if (a.size() != 2 || b.size() != 2) throw Error("Gemm operands must be 2-D");
     int64_t m = at.i("transA", 0) ? a[1] : a[0], ka = at.i("transA", 0) ? a[0] : a[1];
@@ -237,7 +236,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     if (in.has(2)) broadcast_shapes(s, in.sh(2));
     return one(tt(in.dt(0), s));
   }
-  if (op == "Conv" || op == "ConvTranspose") {
+  if (op == Op::Conv || op == Op::ConvTranspose) {
     const Shape &x = in.sh(0), &w = in.sh(1);
     if (x.size() < 3 || w.size() != x.size()) throw Error("Conv needs input and weight of equal rank >= 3");
     int64_t group = at.i("group", 1);
@@ -247,14 +246,14 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     if (!std::equal(kernel.begin(), kernel.end(), w.begin() + 2, w.end()))
       throw Error("kernel_shape " + dims_text(kernel) + " differs from the weight's spatial dims " +
                   dims_text(Shape(w.begin() + 2, w.end())));
-    bool tr = op == "ConvTranspose";
+    bool tr = op == Op::ConvTranspose;
     if (!tr && x[1] != w[1] * group) throw Error("input channels " + std::to_string(x[1]) + " != weight channels x group");
     if (tr && x[1] != w[0]) throw Error("input channels differ from weight dim 0");
     Shape s{x[0], tr ? w[1] * group : w[0]};
     for (int64_t o : window_out(at, x, kernel, false, tr)) s.push_back(o);
     return one(tt(in.dt(0), s));
   }
-  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+  if (op == Op::MaxPool || op == Op::AveragePool || op == Op::LpPool) {
     const Shape& x = in.sh(0);
     if (x.size() < 3) throw Error("pooling needs rank >= 3");
     Shape s{x[0], x[1]};
@@ -263,13 +262,14 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     if (n.output_size() > 1) out.push_back(tt(DType::i64, s));
     return out;
   }
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool") {
+  if (op == Op::GlobalAveragePool || op == Op::GlobalMaxPool || op == Op::GlobalLpPool) {
     Shape s = in.sh(0);
     if (s.size() < 2) throw Error("global pooling needs rank >= 2");
     for (std::size_t k = 2; k < s.size(); ++k) s[k] = 1;
     return one(tt(in.dt(0), s));
   }
-  if (op.rfind("Reduce", 0) == 0) {
+  if (one_of(op, {Op::ReduceSum, Op::ReduceMean, Op::ReduceMax, Op::ReduceMin, Op::ReduceProd, Op::ReduceL1,
+                  Op::ReduceL2, Op::ReduceLogSum, Op::ReduceLogSumExp, Op::ReduceSumSquare})) {
     std::vector<int64_t> axes = at.ints("axes");
     if (reduce_axes_input(op, opset) && in.has(1)) {
       auto a = in.ints(1);
@@ -278,9 +278,9 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), reduce_shape(in.sh(0), axes, at.i("keepdims", 1) != 0, at.i("noop_with_empty_axes", 0))));
   }
-  if (op == "ArgMax" || op == "ArgMin")
+  if (op == Op::ArgMax || op == Op::ArgMin)
     return one(tt(DType::i64, reduce_shape(in.sh(0), {at.i("axis", 0)}, at.i("keepdims", 1) != 0, false)));
-  if (op == "Transpose") {
+  if (op == Op::Transpose) {
     const Shape& x = in.sh(0);
     auto perm = at.ints("perm");
     if (perm.empty())
@@ -296,7 +296,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "Reshape") {
+  if (op == Op::Reshape) {
     auto shape = opset >= 5 ? in.ints(1) : std::optional(at.ints("shape"));
     if (!shape) return one(unknown(in.dt(0)));
     const Shape& x = in.sh(0);
@@ -323,7 +323,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "Flatten") {
+  if (op == Op::Flatten) {
     const Shape& x = in.sh(0);
     int64_t ax = at.i("axis", 1);
     if (ax < 0) ax += x.size();
@@ -332,7 +332,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     int64_t b = TensorType{DType::f32, Shape(x.begin() + ax, x.end())}.numel();
     return one(tt(in.dt(0), {a, b}));
   }
-  if (op == "Squeeze" || op == "Unsqueeze") {
+  if (op == Op::Squeeze || op == Op::Unsqueeze) {
     std::vector<int64_t> axes = at.ints("axes");
     if (opset >= 13 && in.has(1)) {
       auto a = in.ints(1);
@@ -341,7 +341,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     const Shape& x = in.sh(0);
     Shape s;
-    if (op == "Squeeze") {
+    if (op == Op::Squeeze) {
       std::vector<bool> drop(x.size(), false);
       for (int64_t a : axes) {
         int64_t k = norm_axis(a, x.size());
@@ -362,7 +362,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "Concat") {
+  if (op == Op::Concat) {
     if (inputs.empty()) throw Error("Concat without inputs");
     Shape s = in.sh(0);
     int64_t ax = norm_axis(at.i("axis", 0), s.size());
@@ -375,7 +375,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "Split") {
+  if (op == Op::Split) {
     const Shape& x = in.sh(0);
     int64_t ax = norm_axis(at.i("axis", 0), x.size());
     std::vector<int64_t> split = at.ints("split");
@@ -402,7 +402,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     if (sum != x[ax]) throw Error("split sizes do not sum to the axis size");
     return out;
   }
-  if (op == "Slice") {
+  if (op == Op::Slice) {
     bool ok = true;
     auto p = slice_params(n, inputs, opset, ok);
     if (!ok) return one(unknown(in.dt(0)));
@@ -413,7 +413,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "Pad") {
+  if (op == Op::Pad) {
     std::vector<int64_t> pads;
     if (opset < 11) pads = at.ints(opset >= 2 ? "pads" : "paddings");
     else {
@@ -434,13 +434,13 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "Expand") {
+  if (op == Op::Expand) {
     auto shape = in.ints(1);
     if (!shape) return one(unknown(in.dt(0)));
     for (int64_t d : *shape) if (d < 0) throw Error("negative dim in Expand shape");
     return one(tt(in.dt(0), broadcast_shapes(in.sh(0), *shape)));
   }
-  if (op == "Tile") {
+  if (op == Op::Tile) {
     auto rep = in.ints(1);
     if (!rep) return one(unknown(in.dt(0)));
     Shape s = in.sh(0);
@@ -451,7 +451,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "Gather") {
+  if (op == Op::Gather) {
     const Shape &x = in.sh(0), &idx = in.sh(1);
     int64_t ax = norm_axis(at.i("axis", 0), x.size());
     Shape s(x.begin(), x.begin() + ax);
@@ -459,8 +459,8 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     s.insert(s.end(), x.begin() + ax + 1, x.end());
     return one(tt(in.dt(0), s));
   }
-  if (op == "GatherElements") return one(tt(in.dt(0), in.sh(1)));
-  if (op == "GatherND") {
+  if (op == Op::GatherElements) return one(tt(in.dt(0), in.sh(1)));
+  if (op == Op::GatherND) {
     const Shape &x = in.sh(0), &idx = in.sh(1);
     int64_t b = at.i("batch_dims", 0);
     if (idx.empty() || idx.back() + b > static_cast<int64_t>(x.size()) || b < 0) throw Error("bad GatherND indices");
@@ -468,12 +468,12 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     s.insert(s.end(), x.begin() + b + idx.back(), x.end());
     return one(tt(in.dt(0), s));
   }
-  if (op == "Resize" || op == "Upsample") {
+  if (op == Op::Resize || op == Op::Upsample) {
     const Shape& x = in.sh(0);
     std::optional<std::vector<double>> scales;
     std::optional<std::vector<int64_t>> sizes;
-    if (op == "Upsample" && opset < 9) scales = at.floats("scales");
-    else if (op == "Upsample" || opset < 11) scales = in.floats(1);
+    if (op == Op::Upsample && opset < 9) scales = at.floats("scales");
+    else if (op == Op::Upsample || opset < 11) scales = in.floats(1);
     else {
       if (in.has(3)) sizes = in.ints(3);
       if (!sizes && in.has(2)) scales = in.floats(2);
@@ -497,11 +497,11 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "DepthToSpace" || op == "SpaceToDepth") {
+  if (op == Op::DepthToSpace || op == Op::SpaceToDepth) {
     Shape s = in.sh(0);
     int64_t b = at.i("blocksize", 1);
     if (s.size() != 4 || b <= 0) throw Error("bad DepthToSpace/SpaceToDepth");
-    if (op == "DepthToSpace") {
+    if (op == Op::DepthToSpace) {
       if (s[1] % (b * b)) throw Error("channels not divisible by blocksize^2");
       s = {s[0], s[1] / (b * b), s[2] * b, s[3] * b};
     } else {
@@ -510,15 +510,15 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     }
     return one(tt(in.dt(0), s));
   }
-  if (op == "Shape") {
+  if (op == Op::Shape) {
     int64_t r = in.at(0).type.rank();
     int64_t st = at.i("start", 0), en = at.i("end", r);
     st = std::clamp<int64_t>(st < 0 ? st + r : st, 0, r);
     en = std::clamp<int64_t>(en < 0 ? en + r : en, 0, r);
     return one(tt(DType::i64, {std::max<int64_t>(0, en - st)}));
   }
-  if (op == "Size") return one(tt(DType::i64, {}));
-  if (op == "ConstantOfShape") {
+  if (op == Op::Size) return one(tt(DType::i64, {}));
+  if (op == Op::ConstantOfShape) {
     auto shape = in.ints(0);
     DType d = DType::f32;
     if (auto a = at.find("value")) d = dtype_from_onnx(a->t().data_type());
@@ -526,7 +526,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     for (int64_t v : *shape) if (v < 0) throw Error("negative dim in ConstantOfShape");
     return one(tt(d, *shape));
   }
-  if (op == "Range") {
+  if (op == Op::Range) {
     auto a = in.floats(0), b = in.floats(1), c = in.floats(2);
     if (!a || !b || !c || a->size() != 1 || b->size() != 1 || c->size() != 1) return one(unknown(in.dt(0)));
     if ((*c)[0] == 0) throw Error("Range delta is zero");
@@ -534,7 +534,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     if (!(len < 9e18)) throw Error("Range too long");
     return one(tt(in.dt(0), {std::max<int64_t>(0, static_cast<int64_t>(len))}));
   }
-  if (op == "OneHot") {
+  if (op == Op::OneHot) {
     auto depth = in.floats(1);
     DType d = in.has(2) ? in.dt(2) : DType::f32;
     if (!depth || depth->size() != 1) return one(unknown(d));
@@ -545,7 +545,7 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     s.insert(s.begin() + ax, static_cast<int64_t>((*depth)[0]));
     return one(tt(d, s));
   }
-  if (op == "TopK") {
+  if (op == Op::TopK) {
     Shape s = in.sh(0);
     int64_t ax = norm_axis(at.i("axis", -1), s.size());
     auto k = opset >= 10 ? in.ints(1) : std::optional(std::vector<int64_t>{at.i("k", 1)});
@@ -553,9 +553,9 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, co
     s[ax] = std::clamp<int64_t>((*k)[0], 0, s[ax]);
     return std::vector<TensorType>{tt(in.dt(0), s), tt(DType::i64, s)};
   }
-  if (op == "NonZero") return one(unknown(DType::i64));
-  if (op == "NonMaxSuppression") return one(unknown(DType::i64));
-  if (op == "Loop" || op == "Scan") return std::vector<TensorType>(n.output_size(), unknown(DType::unknown));
+  if (op == Op::NonZero) return one(unknown(DType::i64));
+  if (op == Op::NonMaxSuppression) return one(unknown(DType::i64));
+  if (op == Op::Loop || op == Op::Scan) return std::vector<TensorType>(n.output_size(), unknown(DType::unknown));
   return std::nullopt;
 }
 

@@ -8,7 +8,7 @@
 
 #include "emit/cpu/compiler.h"
 #include "emit/cpu/cpp_printer.h"
-#include "emit/op_attrs.h"
+#include "graph/op_traits.h"
 #include "graph/graph.h"
 #include "support/stats.h"
 
@@ -51,9 +51,7 @@ std::string probe_source() {
   s << "\n#include <chrono>\n#include <random>\n";
   int i = 0;
   for (const ProbedOp& o : kOps) {
-    Primitive p;
-    p.op = o.op;
-    const std::string fn = scalar_op(p).fn;
+    const std::string fn = traits(op_from_name(o.op)).scalar.fn;
     for (int n : kSizes)
       s << "__attribute__((noinline)) static void fp_t" << i << "_" << n
         << "(const float* __restrict x, const float* __restrict e, float* __restrict y) {\n"
@@ -138,7 +136,7 @@ std::map<std::string, double, std::less<>> transcendental_ns(std::string& note) 
     std::snprintf(buf, sizeof buf, "%s%s %.2f", k ? ", " : "", kOps[k].op, per_elem);
     parts << buf;
   }
-  note = "the CPU backend's scalar call per op (emit/op_attrs.cpp) in its emitted loop, compiled as the backend "
+  note = "the CPU backend's scalar call per op (graph/op_traits.cpp) in its emitted loop, compiled as the backend "
          "compiles, one thread, inputs uniform in [-1, 1], slope between 1024 and 8192 elements, best of 5 × 101 rounds over all ops: " +
          parts.str() + " ns per element";
   return ns;

@@ -1,5 +1,5 @@
 // Probe of the CPU backend's transcendental ops (exp, log, tanh, erf, ...):
-// the scalar call emit/op_attrs.cpp emits for each, in the loop the backend
+// the scalar call the op-traits table (graph/op_traits.cpp) names for each, in the loop the backend
 // emits, compiled as it compiles kernels (emit/cpu/compiler.h) and timed on
 // one thread. The cost model prices an op listed here by its measured time
 // (CpuSpec::transcendental_ns) instead of a FLOP-equivalent estimate.

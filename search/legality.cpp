@@ -7,6 +7,7 @@
 
 #include "costmodel/cost.h"
 #include "support/error.h"
+#include "graph/op_traits.h"
 
 namespace fuseplan {
 
@@ -26,10 +27,6 @@ static_assert(std::size(kBlockerNames) == static_cast<std::size_t>(Blocker::unpr
 // GPU (4 MiB of f32 at ~3 TB/s ≈ 1.3 µs ≈ one launch): block-index dispatch of
 // groups with different iteration spaces is only worth it below. Estimate.
 constexpr int64_t kSmallGroupElems = int64_t{1} << 20;
-
-bool is_control_flow_op(const Primitive& p) {
-  return p.op == "If" || p.op == "Loop" || p.op == "Scan";
-}
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
@@ -158,7 +155,7 @@ FusionDecision can_fuse_edge(const Graph& g, NodeId producer, NodeId consumer) {
   if (P.op_class == OpClass::source) return FusionDecision::allow();
   for (const Primitive* x : {&P, &C}) {
     if (x->op_class != OpClass::opaque) continue;
-    if (is_control_flow_op(*x))
+    if (traits(*x).control_flow)
       return FusionDecision::forbid(Blocker::control_flow,
                                     q(x->name) + " is control flow (" + x->op + "): " + q(P.name) + " -> " +
                                         q(C.name) + " cannot share a kernel");

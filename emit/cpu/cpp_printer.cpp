@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "emit/expr_printer.h"
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan::cpu {
 
@@ -103,7 +103,7 @@ class KernelPrinter : public InlineExprPrinter {
     if (li == 0 || li == kp_.stages.size()) return;
     const Stage& L = kp_.stages[li - 1];
     const Primitive& lp = g_.node(L.node);
-    if (L.kind != StageKind::library || (lp.op != "Conv" && lp.op != "MatMul") || lp.out.dtype != DType::f32) return;
+    if (L.kind != StageKind::library || !one_of(lp.kind, {Op::Conv, Op::MatMul}) || lp.out.dtype != DType::f32) return;
     const auto& ls = shape(L.node);
     if (ls.empty()) return;
     std::vector<NodeId> order(kp_.members.begin(), kp_.members.end());
@@ -119,7 +119,7 @@ class KernelPrinter : public InlineExprPrinter {
         }
       if (!reads) continue;
       const Primitive& p = g_.node(m);
-      if (!same || shape(m) != ls || !(is_scalar_op(p.op) || p.op == "Cast")) return;
+      if (!same || shape(m) != ls || !(traits(p).is_scalar() || p.kind == Op::Cast)) return;
       dep.insert(m);
     }
     std::vector<NodeId> tail;
@@ -231,12 +231,11 @@ class KernelPrinter : public InlineExprPrinter {
     ReduceParams rp = reduce_params(p, static_cast<int>(is.size()));
     std::string T = ty(st.node);
     Coords c = open_loops(s, from, "i", outer, parallel);
-    std::string init = rp.kind == "sum" || rp.kind == "mean" ? "(" + T + ")0"
-                       : rp.kind == "prod"                  ? "(" + T + ")1"
-                       : rp.kind == "max" ? "(std::numeric_limits<" + T + ">::has_infinity ? -std::numeric_limits<" + T +
-                                                ">::infinity() : std::numeric_limits<" + T + ">::lowest())"
-                                          : "(std::numeric_limits<" + T + ">::has_infinity ? std::numeric_limits<" + T +
-                                                ">::infinity() : std::numeric_limits<" + T + ">::max())";
+    const std::string lim = "std::numeric_limits<" + T + ">";
+    std::string init = "(" + T + ")0";  // sum, mean
+    if (rp.kind == ReduceKind::prod) init = "(" + T + ")1";
+    if (rp.kind == ReduceKind::max) init = "(" + lim + "::has_infinity ? -" + lim + "::infinity() : " + lim + "::lowest())";
+    if (rp.kind == ReduceKind::min) init = "(" + lim + "::has_infinity ? " + lim + "::infinity() : " + lim + "::max())";
     line(T + " acc = " + init + ";");
     std::vector<int64_t> rshape;
     int64_t count = 1;
@@ -249,12 +248,12 @@ class KernelPrinter : public InlineExprPrinter {
       if (!red) ++o;
     }
     std::string v = val(in, ic);
-    if (rp.kind == "max") line("acc = fprt::max_(acc, " + v + ");");
-    else if (rp.kind == "min") line("acc = fprt::min_(acc, " + v + ");");
-    else if (rp.kind == "prod") line("acc = (" + T + ")(acc * " + v + ");");
+    if (rp.kind == ReduceKind::max) line("acc = fprt::max_(acc, " + v + ");");
+    else if (rp.kind == ReduceKind::min) line("acc = fprt::min_(acc, " + v + ");");
+    else if (rp.kind == ReduceKind::prod) line("acc = (" + T + ")(acc * " + v + ");");
     else line("acc = (" + T + ")(acc + " + v + ");");
     close_loops();
-    if (rp.kind == "mean") line("acc = fprt::div_(acc, (" + T + ")" + std::to_string(count) + ");");
+    if (rp.kind == ReduceKind::mean) line("acc = fprt::div_(acc, (" + T + ")" + std::to_string(count) + ");");
     line(buf(st.node) + "[" + offset(st.node, c) + "] = acc;");
     close_loops();
   }
@@ -276,25 +275,25 @@ class KernelPrinter : public InlineExprPrinter {
     auto rank = [&](int k) { return std::to_string(shape(ops[k]).size()); };
     bool epi = st.node == epi_lib_;
     if (epi) print_epilogue_lambda();
-    if (p.op == "MatMul") {
+    if (p.kind == Op::MatMul) {
       line(std::string(epi ? "fprt::matmul_epilogue(" : "fprt::matmul(") + x(0) + ",xs0," + rank(0) + "," + x(1) +
            ",xs1," + rank(1) + "," + y + ",ys," + rs + "," + std::to_string(p.attr_int("transA", 0)) + "," +
            std::to_string(p.attr_int("transB", 0)) + (epi ? ",epi);" : ");"));
-    } else if (p.op == "Conv" || p.op == "ConvTranspose" || p.op == "MaxPool" || p.op == "AveragePool") {
+    } else if (one_of(p.kind, {Op::Conv, Op::ConvTranspose, Op::MaxPool, Op::AveragePool})) {
       WindowParams w = window_params(p, r - 2);
       arr("st", w.strides);
       arr("pd", w.pads);
       arr("dl", w.dilations);
-      if (p.op == "Conv" || p.op == "ConvTranspose") {
-        line(std::string(p.op == "Conv" ? (epi ? "fprt::conv_epilogue(" : "fprt::conv(") : "fprt::conv_transpose(") +
+      if (p.kind == Op::Conv || p.kind == Op::ConvTranspose) {
+        line(std::string(p.kind == Op::Conv ? (epi ? "fprt::conv_epilogue(" : "fprt::conv(") : "fprt::conv_transpose(") +
              x(0) + ",xs0," + x(1) + ",xs1," + y + ",ys," + std::to_string(r - 2) + ",st,pd,dl," +
              std::to_string(w.group) + (epi ? ",epi);" : ");"));
       } else {
         arr("ks", w.kernel);
         line("fprt::pool(" + x(0) + ",xs0," + y + ",ys," + std::to_string(r - 2) + ",ks,st,pd,dl," +
-             (p.op == "MaxPool" ? "1," : "0,") + std::to_string(p.attr_int("count_include_pad", 0)) + ");");
+             (p.kind == Op::MaxPool ? "1," : "0,") + std::to_string(p.attr_int("count_include_pad", 0)) + ");");
       }
-    } else if (p.op == "Resize") {
+    } else if (p.kind == Op::Resize) {
       ResizeParams rp = resize_params(p, shape(ops[0]), shape(st.node));
       std::string sc = "{";
       for (std::size_t i = 0; i < rp.scales.size(); ++i) sc += (i ? "," : "") + c_literal(rp.scales[i], DType::f32);
@@ -306,12 +305,12 @@ class KernelPrinter : public InlineExprPrinter {
       for (int k = 0; k < 5; ++k)
         if (p.attr_string("reduction", "none") == reds[k]) red = k;
       std::string ax = std::to_string(p.attr_int("axis", 0));
-      if (p.op == "CumSum")
+      if (p.kind == Op::CumSum)
         line("fprt::cumsum<" + T + ">(" + x(0) + ",xs0," + rank(0) + "," + y + "," + ax + "," +
              std::to_string(p.attr_int("exclusive", 0)) + "," + std::to_string(p.attr_int("reverse", 0)) + ");");
-      else if (p.op == "GatherND")
+      else if (p.kind == Op::GatherND)
         line("fprt::gather_nd<" + T + ">(" + x(0) + ",xs0," + rank(0) + "," + x(1) + ",xs1," + rank(1) + "," + y + ");");
-      else if (p.op == "ScatterND")
+      else if (p.kind == Op::ScatterND)
         line("fprt::scatter_nd<" + T + ">(" + x(0) + ",xs0," + rank(0) + "," + x(1) + ",xs1," + rank(1) + "," + x(2) +
              "," + y + "," + std::to_string(red) + ");");
       else

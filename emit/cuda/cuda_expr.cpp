@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan::cuda {
 
@@ -72,18 +72,18 @@ bool ExprPrinter::is_column_reduce(NodeId n) const {
 std::string ExprPrinter::reduce_init(NodeId n) const {
   ReduceParams rp = reduce_params(g_.node(n), static_cast<int>(shape(g_.operands(n)[0]).size()));
   std::string T = ty(n), L = "fprt::numeric_limits<" + T + ">";
-  if (rp.kind == "sum" || rp.kind == "mean") return "(" + T + ")0";
-  if (rp.kind == "prod") return "(" + T + ")1";
-  if (rp.kind == "max") return "(" + L + "::has_infinity ? -" + L + "::infinity() : " + L + "::lowest())";
+  if (rp.kind == ReduceKind::sum || rp.kind == ReduceKind::mean) return "(" + T + ")0";
+  if (rp.kind == ReduceKind::prod) return "(" + T + ")1";
+  if (rp.kind == ReduceKind::max) return "(" + L + "::has_infinity ? -" + L + "::infinity() : " + L + "::lowest())";
   return "(" + L + "::has_infinity ? " + L + "::infinity() : " + L + "::max())";
 }
 
 std::string ExprPrinter::reduce_step(NodeId n, const std::string& acc, const std::string& v) const {
   ReduceParams rp = reduce_params(g_.node(n), static_cast<int>(shape(g_.operands(n)[0]).size()));
   std::string T = ty(n);
-  if (rp.kind == "max") return "fprt::max_(" + acc + ", " + v + ")";
-  if (rp.kind == "min") return "fprt::min_(" + acc + ", " + v + ")";
-  if (rp.kind == "prod") return "(" + T + ")(" + acc + " * " + v + ")";
+  if (rp.kind == ReduceKind::max) return "fprt::max_(" + acc + ", " + v + ")";
+  if (rp.kind == ReduceKind::min) return "fprt::min_(" + acc + ", " + v + ")";
+  if (rp.kind == ReduceKind::prod) return "(" + T + ")(" + acc + " * " + v + ")";
   return "(" + T + ")(" + acc + " + " + v + ")";
 }
 
@@ -103,7 +103,7 @@ namespace {
 struct RedShape {
   std::vector<int64_t> shape;
   int64_t count = 1;
-  std::string kind;
+  ReduceKind kind = ReduceKind::none;
 };
 RedShape red_shape(const Graph& g, NodeId n) {
   const auto& is = g.node(g.operands(n)[0]).out.shape;
@@ -133,11 +133,13 @@ std::string ExprPrinter::reduce_block(NodeId n, const Coords& c, const std::stri
   pop();
   --ind_;
   line("}");
-  static const std::map<std::string, std::string> ops = {
-      {"sum", "add_op"}, {"mean", "add_op"}, {"prod", "mul_op"}, {"max", "max_op"}, {"min", "min_op"}};
-  line(a + " = fprt::block_reduce<" + T + ">(" + a + ", " + reduce_init(n) + ", fprt::" + ops.at(rs.kind) + "<" + T +
-       ">(), " + sm + ");");
-  std::string e = rs.kind == "mean" ? "fprt::div_(" + a + ", (" + T + ")" + std::to_string(rs.count) + ")" : a;
+  const char* op = rs.kind == ReduceKind::prod ? "mul_op"
+                   : rs.kind == ReduceKind::max ? "max_op"
+                   : rs.kind == ReduceKind::min ? "min_op"
+                                                : "add_op";  // sum, mean
+  line(a + " = fprt::block_reduce<" + T + ">(" + a + ", " + reduce_init(n) + ", fprt::" + op + "<" + T + ">(), " + sm +
+       ");");
+  std::string e = rs.kind == ReduceKind::mean ? "fprt::div_(" + a + ", (" + T + ")" + std::to_string(rs.count) + ")" : a;
   return define(n, key(n, c), e);
 }
 
@@ -155,7 +157,7 @@ std::string ExprPrinter::reduce_seq(NodeId n, const Coords& c) {
   pop();
   --ind_;
   line("}");
-  std::string e = rs.kind == "mean" ? "fprt::div_(" + a + ", (" + T + ")" + std::to_string(rs.count) + ")" : a;
+  std::string e = rs.kind == ReduceKind::mean ? "fprt::div_(" + a + ", (" + T + ")" + std::to_string(rs.count) + ")" : a;
   return define(n, key(n, c), e);
 }
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "emit/cuda/cuda_expr.h"
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan::cuda {
 
@@ -19,7 +19,7 @@ std::string ExprPrinter::library_at(NodeId n, const Coords& c) {
   const Primitive& p = g_.node(n);
   auto ops = g_.operands(n);
   std::string T = ty(n), acc = "acc" + id(n);
-  if (p.op == "MatMul") {
+  if (p.kind == Op::MatMul) {
     if (p.out.dtype != DType::f32) throw Error("the CUDA backend computes MatMul in f32 only ('" + p.name + "')");
     const auto& A = shape(ops[0]);
     const auto& B = shape(ops[1]);
@@ -54,7 +54,7 @@ std::string ExprPrinter::library_at(NodeId n, const Coords& c) {
     line("}");
     return define(n, key(n, c), acc);
   }
-  if (p.op == "Conv" || p.op == "MaxPool" || p.op == "AveragePool") {
+  if (p.kind == Op::Conv || p.kind == Op::MaxPool || p.kind == Op::AveragePool) {
     if (p.out.dtype != DType::f32) throw Error("the CUDA backend computes " + p.op + " in f32 only ('" + p.name + "')");
     const auto& xs = shape(ops[0]);
     const auto& ys = shape(n);
@@ -64,11 +64,11 @@ std::string ExprPrinter::library_at(NodeId n, const Coords& c) {
     int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0},
             dl[3] = {1, 1, 1};
     std::string oc[3] = {"0", "0", "0"};
-    const auto ws = p.op == "Conv" ? shape(ops[1]) : std::vector<int64_t>{};
+    const auto ws = p.kind == Op::Conv ? shape(ops[1]) : std::vector<int64_t>{};
     for (int q = 0; q < sr; ++q) {
       int o = 3 - sr + q;
       in[o] = xs[2 + q];
-      k[o] = p.op == "Conv" ? ws[2 + q] : w.kernel.at(q);
+      k[o] = p.kind == Op::Conv ? ws[2 + q] : w.kernel.at(q);
       st[o] = w.strides[q];
       pb[o] = w.pads[q];
       pe[o] = w.pads[sr + q];
@@ -91,7 +91,7 @@ std::string ExprPrinter::library_at(NodeId n, const Coords& c) {
       ++ind_;
       line("const int64_t i0 = " + pos[0] + ", i1 = " + pos[1] + ", i2 = " + pos[2] + ";");
     };
-    if (p.op == "Conv") {
+    if (p.kind == Op::Conv) {
       int64_t C = xs[1], M = ws[0], Cg = C / w.group, Mg = M / w.group;
       std::string wb = load(ops[1], Coords(ws.size(), "0"));
       wb = wb.substr(0, wb.find('['));
@@ -111,7 +111,7 @@ std::string ExprPrinter::library_at(NodeId n, const Coords& c) {
       line("}");
       return define(n, key(n, c), acc);
     }
-    bool is_max = p.op == "MaxPool";
+    bool is_max = p.kind == Op::MaxPool;
     int cip = static_cast<int>(p.attr_int("count_include_pad", 0));
     line(std::string("float ") + acc + " = " + (is_max ? "-fprt::numeric_limits<float>::infinity()" : "0.0f") + ";");
     line("int64_t cnt" + id(n) + " = 0, full" + id(n) + " = 0;");
@@ -134,7 +134,7 @@ std::string ExprPrinter::library_at(NodeId n, const Coords& c) {
            ");");
     return define(n, key(n, c), acc);
   }
-  if (p.op == "CumSum") {
+  if (p.kind == Op::CumSum) {
     // y[..i..] folds x along the axis in scan order, like fprt::cumsum.
     int ax = static_cast<int>(p.attr_int("axis", 0));
     if (ax < 0) ax += static_cast<int>(c.size());
@@ -151,7 +151,7 @@ std::string ExprPrinter::library_at(NodeId n, const Coords& c) {
     line(loop + acc + " = (" + T + ")(" + acc + " + " + x + "[" + linear_offset(shape(ops[0]), xc) + "]);");
     return define(n, key(n, c), acc);
   }
-  if (p.op == "Resize") {
+  if (p.kind == Op::Resize) {
     // Linear (n-linear) Resize per output element, the exact operations of
     // fprt::resize_linear (emit/cpu/runtime.h): per resized axis the source
     // coordinate (fprt::resize_src, clamped at 0), lo = min(floor(s), in-1),

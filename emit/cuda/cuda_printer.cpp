@@ -8,7 +8,7 @@
 #include "emit/cpu/cpp_printer.h"
 #include "emit/cuda/cuda_expr.h"
 #include "emit/kernel_plan.h"
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan::cuda {
 

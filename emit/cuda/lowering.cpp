@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "emit/cpu/cpp_printer.h"
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan::cuda {
 
@@ -33,11 +33,11 @@ int64_t numel_of(const std::vector<int64_t>& s) {
 }
 
 // The one member of grp with op `op` (kNoNode when none; `count` says how many).
-NodeId only_member(const Graph& g, const Group& grp, const char* op, int* count) {
+NodeId only_member(const Graph& g, const Group& grp, Op op, int* count) {
   NodeId found = kNoNode;
   *count = 0;
   for (NodeId n : grp.nodes)
-    if (g.node(n).op == op) {
+    if (g.node(n).kind == op) {
       found = n;
       ++*count;
     }
@@ -132,7 +132,7 @@ LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
   if (grp.kind != GroupKind::contraction) return m;
   NodeId mm = kNoNode;
   for (NodeId n : grp.nodes)
-    if (g.node(n).op == "MatMul") mm = n;
+    if (g.node(n).kind == Op::MatMul) mm = n;
   if (mm == kNoNode || g.node(mm).out.dtype != DType::f32) return m;
   auto ops = g.operands(mm);
   if (g.node(ops[1]).out.rank() != 2 || g.node(ops[0]).out.rank() < 2) return m;
@@ -150,7 +150,7 @@ LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
     return cs[0];
   };
   NodeId cur = mm, next = sole_consumer(mm);
-  if (next != kNoNode && g.node(next).op == "Add") {
+  if (next != kNoNode && g.node(next).kind == Op::Add) {
     for (NodeId o : g.operands(next)) {
       const auto& s = g.node(o).out.shape;
       if (o != cur && g.node(o).op_class == OpClass::source && numel_of(s) == N && s.back() == N &&
@@ -165,19 +165,19 @@ LibraryMatch match_cublaslt(const Graph& g, const Group& grp) {
       }
     }
   }
-  if (next != kNoNode && g.node(next).op == "Relu") {
+  if (next != kNoNode && g.node(next).kind == Op::Relu) {
     m.epilogue = m.epilogue == "BIAS" ? "RELU_BIAS" : "RELU";
     ++m.covered;
     m.covered_nodes.push_back(next);
     cur = next;
-  } else if (next != kNoNode && g.node(next).onnx_op == "Gelu") {
+  } else if (next != kNoNode && g.node(next).onnx_kind == Op::Gelu) {
     // cuBLASLt's GELU epilogue is the tanh approximation: only that form matches.
     std::vector<NodeId> prims;
     bool tanh = false;
     for (NodeId n : grp.nodes)
       if (g.node(n).origin == g.node(next).origin) {
         prims.push_back(n);
-        tanh = tanh || g.node(n).op == "Tanh";
+        tanh = tanh || g.node(n).kind == Op::Tanh;
       }
     std::vector<NodeId> with = m.covered_nodes;
     with.insert(with.end(), prims.begin(), prims.end());
@@ -212,8 +212,8 @@ GroupLowering lower_group(const Graph& g, const Group& grp, const LibraryOptions
   if (!o.any()) return emitted("emitted: no library enabled");
   if (grp.kind != GroupKind::contraction) return emitted("emitted: not a contraction group");
   int n_mm = 0, n_conv = 0;
-  NodeId mm = only_member(g, grp, "MatMul", &n_mm);
-  NodeId cv = only_member(g, grp, "Conv", &n_conv);
+  NodeId mm = only_member(g, grp, Op::MatMul, &n_mm);
+  NodeId cv = only_member(g, grp, Op::Conv, &n_conv);
   if (n_mm + n_conv != 1) return emitted("emitted: " + std::to_string(n_mm + n_conv) + " contractions in the group");
   if (mm != kNoNode) {
     if (!o.cublaslt) return emitted("emitted: cuBLASLt not enabled");

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "graph/op_traits.h"
 #include "search/legality.h"
 #include "search/strategies/post_dominator.h"
 #include "search/strategies/registry.h"
@@ -24,27 +25,15 @@ namespace fuseplan {
 
 namespace {
 
+// TVM's TOpPattern values (graph/op_traits.h TvmPattern): the rules below compare them by order.
 enum Pattern { kElemWise = 0, kBroadcast = 1, kInjective = 2, kCommReduce = 3, kOutEWiseFusable = 4, kOpaque = 8 };
 
 constexpr int kMaxFuseDepth = 256;  // TVM relay.FuseOps.max_depth default
 
-bool is_pooling(const Primitive& p) {
-  return p.op == "MaxPool" || p.op == "AveragePool" || p.op == "GlobalAveragePool" || p.op == "GlobalMaxPool";
-}
-
-Pattern op_pattern(const Primitive& p) {
-  switch (p.op_class) {
-    case OpClass::elementwise: return kElemWise;
-    case OpClass::broadcast: return kBroadcast;
-    case OpClass::reshape:
-    case OpClass::injective:
-    case OpClass::layout:  // TVM's transpose is injective; fuseplan's legality refuses the layout change
-    case OpClass::gather: return kInjective;  // TVM's take is injective
-    case OpClass::reduction: return is_pooling(p) ? kOutEWiseFusable : kCommReduce;
-    case OpClass::contraction: return kOutEWiseFusable;
-    default: return kOpaque;
-  }
-}
+// The op-traits table's pattern: pooling is out-elemwise-fusable, the other
+// reductions comm-reduce; TVM's transpose and take are injective (fuseplan's
+// legality refuses a layout change).
+Pattern op_pattern(const Primitive& p) { return static_cast<Pattern>(tvm_pattern(p)); }
 
 class TvmFuser {
  public:

@@ -1,8 +1,9 @@
-#include "emit/op_attrs.h"
+#include "graph/op_attrs.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <string>
 
 namespace fuseplan {
 
@@ -79,18 +80,11 @@ WindowParams window_params(const Primitive& p, int spatial) {
   return w;
 }
 
-bool is_reduce_op(const std::string& op) {
-  return op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" ||
-         op == "GlobalAveragePool" || op == "GlobalMaxPool";
-}
-
 ReduceParams reduce_params(const Primitive& p, int in_rank) {
   ReduceParams rp;
-  static const std::map<std::string, std::string> kinds = {
-      {"ReduceSum", "sum"}, {"ReduceMean", "mean"}, {"ReduceMax", "max"}, {"ReduceMin", "min"},
-      {"ReduceProd", "prod"}, {"GlobalAveragePool", "mean"}, {"GlobalMaxPool", "max"}};
-  rp.kind = kinds.at(p.op);
-  if (p.op.rfind("Global", 0) == 0) {
+  rp.kind = traits(p).reduce;
+  FUSEPLAN_ASSERT(rp.kind != ReduceKind::none, "reduce_params of '" + p.name + "' (op " + p.op + "), not a reduce op");
+  if (one_of(p.kind, {Op::GlobalAveragePool, Op::GlobalMaxPool})) {
     for (int a = 2; a < in_rank; ++a) rp.axes.push_back(a);
     return rp;
   }
@@ -105,58 +99,25 @@ ReduceParams reduce_params(const Primitive& p, int in_rank) {
 
 namespace {
 const double kInf = std::numeric_limits<double>::infinity();
-struct Entry {
-  const char* fn;
-  bool infix;
-  bool boolean;
-};
-const std::map<std::string, Entry>& scalar_table() {
-  static const std::map<std::string, Entry> t = {
-      {"Relu", {"fprt::relu", false, false}},          {"Sigmoid", {"fprt::sigmoid", false, false}},
-      {"Tanh", {"std::tanh", false, false}},           {"Exp", {"fprt::exp_", false, false}},
-      {"Log", {"std::log", false, false}},             {"Sqrt", {"std::sqrt", false, false}},
-      {"Reciprocal", {"fprt::reciprocal", false, false}}, {"Neg", {"fprt::neg", false, false}},
-      {"Abs", {"fprt::abs_", false, false}},           {"Erf", {"std::erf", false, false}},
-      {"Ceil", {"std::ceil", false, false}},           {"Floor", {"std::floor", false, false}},
-      {"Round", {"fprt::round_", false, false}},       {"Not", {"!", false, true}},
-      {"Sin", {"std::sin", false, false}},             {"Cos", {"std::cos", false, false}},
-      {"Softplus", {"fprt::softplus", false, false}},  {"Sign", {"fprt::sign", false, false}},
-      {"Identity", {"", false, false}},                {"LeakyRelu", {"fprt::leaky_relu", false, false}},
-      {"Clip", {"fprt::clip", false, false}},          {"HardSigmoid", {"fprt::hard_sigmoid", false, false}},
-      {"HardSwish", {"fprt::hard_swish", false, false}}, {"Elu", {"fprt::elu", false, false}},
-      {"Add", {"+", true, false}},                     {"Sub", {"-", true, false}},
-      {"Mul", {"*", true, false}},                     {"Div", {"fprt::div_", false, false}},
-      {"Pow", {"fprt::pow_", false, false}},           {"Min", {"fprt::min_", false, false}},
-      {"Max", {"fprt::max_", false, false}},           {"Mod", {"fprt::mod_", false, false}},
-      {"Equal", {"==", true, true}},                   {"Less", {"<", true, true}},
-      {"Greater", {">", true, true}},                  {"LessOrEqual", {"<=", true, true}},
-      {"GreaterOrEqual", {">=", true, true}},          {"And", {"&&", true, true}},
-      {"Or", {"||", true, true}},                      {"Xor", {"!=", true, true}},
-      {"Where", {"?:", false, false}}};
-  return t;
-}
 }  // namespace
 
-bool is_scalar_op(const std::string& op) { return scalar_table().count(op) > 0; }
-
 ScalarOp scalar_op(const Primitive& p) {
-  auto it = scalar_table().find(p.op);
-  if (it == scalar_table().end()) throw Error("'" + p.op + "' is not a scalar op");
-  ScalarOp s{it->second.fn, it->second.infix, {}, it->second.boolean};
-  if (p.op == "LeakyRelu") s.extra = {p.attr_float("alpha", 0.01)};
-  else if (p.op == "Clip") s.extra = {p.attr_float("min", -kInf), p.attr_float("max", kInf)};
-  else if (p.op == "HardSigmoid") s.extra = {p.attr_float("alpha", 0.2), p.attr_float("beta", 0.5)};
-  else if (p.op == "Elu") s.extra = {p.attr_float("alpha", 1.0)};
-  else if (p.op == "Mod") s.extra = {static_cast<double>(p.attr_int("fmod", 0))};
+  const ScalarFn& f = traits(p).scalar;
+  if (!f.fn) throw Error("'" + p.op + "' is not a scalar op");
+  ScalarOp s{f.fn, f.infix, {}, f.bool_result};
+  switch (p.kind) {
+    case Op::LeakyRelu: s.extra = {p.attr_float("alpha", 0.01)}; break;
+    case Op::Clip: s.extra = {p.attr_float("min", -kInf), p.attr_float("max", kInf)}; break;
+    case Op::HardSigmoid: s.extra = {p.attr_float("alpha", 0.2), p.attr_float("beta", 0.5)}; break;
+    case Op::Elu: s.extra = {p.attr_float("alpha", 1.0)}; break;
+    case Op::Mod: s.extra = {static_cast<double>(p.attr_int("fmod", 0))}; break;
+    default: break;
+  }
   return s;
 }
 
 bool is_library_op(const Primitive& p) {
-  static const char* ops[] = {"MatMul", "Conv", "ConvTranspose", "MaxPool", "AveragePool", "CumSum",
-                              "ScatterND", "ScatterElements", "GatherND"};
-  for (const char* o : ops)
-    if (p.op == o) return true;
-  return p.op == "Resize" && p.attr_string("mode", "nearest") == "linear";
+  return traits(p).library || (p.kind == Op::Resize && p.attr_string("mode", "nearest") == "linear");
 }
 
 }  // namespace fuseplan

@@ -1,7 +1,8 @@
 // Decoded attributes of primitives, shared by every executor of the IR (the
-// reference executor in profiling/, the CPU and CUDA emitters): one place
-// that turns docs/ir.md attributes into per-axis arrays with defaults, so
-// the executors cannot disagree on a default.
+// reference executor in exec/, the CPU and CUDA emitters in emit/): one
+// place that turns docs/ir.md attributes into per-axis arrays with
+// defaults, so the executors cannot disagree on a default. Errors: Error
+// (exit 2) for an attribute out of range or a mode no executor supports.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/op_traits.h"
 
 namespace fuseplan {
 
@@ -51,25 +53,24 @@ WindowParams window_params(const Primitive& p, int spatial);
 struct ReduceParams {
   std::vector<int> axes;
   bool keepdims = true;
-  std::string kind;  // "sum", "mean", "max", "min", "prod"
+  ReduceKind kind = ReduceKind::none;  // traits(p).reduce
 };
-bool is_reduce_op(const std::string& op);
+/// p must be a reduce op (traits(p).is_reduce()); FUSEPLAN_ASSERT otherwise.
 ReduceParams reduce_params(const Primitive& p, int in_rank);
 
 /// A scalar (elementwise/broadcast) primitive: the fprt function that computes
-/// it and the extra float attributes passed after the operands.
+/// it (traits(p).scalar) and the extra float attributes passed after the operands.
 struct ScalarOp {
   std::string fn;              // e.g. "fprt::leaky_relu", "+", "std::exp"
   bool infix = false;          // fn is a C operator between the two operands
   std::vector<double> extra;   // attribute arguments (cast to the value type)
   bool bool_result = false;    // comparisons and logic ops
 };
-/// True when `op` is computed per element from its operands at the same
-/// (broadcast) index: unary, binary, Where, Cast, Q/DQ excluded.
-bool is_scalar_op(const std::string& op);
+/// Throws Error when p is not a scalar op (traits(p).is_scalar()).
 ScalarOp scalar_op(const Primitive& p);
 
-/// Ops the backends compute with one whole-tensor fprt routine.
+/// Ops the backends compute with one whole-tensor fprt routine:
+/// traits(p).library, and Resize when its mode is linear.
 bool is_library_op(const Primitive& p);
 
 /// Row-major strides of a shape.
