@@ -33,7 +33,8 @@ dims() {
 import json, sys
 for c in json.load(open(sys.argv[1]))["cases"]:
     if c["file"] == sys.argv[2] + ".onnxtxt":
-        print(" ".join("--dim %s=%s" % kv for kv in c.get("dims", {}).items()))' "$shared/cases/expected.json" "$1" ;;
+        print(" ".join("--dim %s=%s" % kv for kv in c.get("dims", {}).items()))
+        break' "$shared/cases/expected.json" "$1" ;;
   esac
 }
 models=$(ls "$shared"/models/onnx/*.onnx "$here"/examples/*.onnxtxt "$shared"/cases/*.onnxtxt 2>/dev/null |
