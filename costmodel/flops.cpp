@@ -431,7 +431,7 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
     }
     out.im2col_elems += nf.im2col_elems * out.times[i];
     // Serial reduction chains (emitted reduce loops), pooling-library window
-    // steps (DeviceSpec::reduce_step_ns, select_step_ns, pool_step_ns).
+    // steps (CpuSpec::reduce_step_ns, select_step_ns, pool_step_ns).
     const Primitive& p = g.node(n);
     if (p.op_class == OpClass::scan && p.kind == Op::CumSum && p.out.known && p.out.rank() > 0) {
       // cumsum() runs each chain along the axis as acc = acc + x: serial

@@ -23,7 +23,7 @@ namespace fuseplan {
 std::map<std::string, double, std::less<>> transcendental_ns(std::string& note);
 
 /// µs a libm routine's loop takes longer when its code and tables are cold
-/// (DeviceSpec::libm_cold_us; docs/calibration.md, "The fit"): the median
+/// (CpuSpec::libm_cold_us; docs/calibration.md, "The fit"): the median
 /// over one op per routine (Exp, Log, Sin, Tanh, Erf, Pow) of the best time
 /// of its 1024-element loop right after streaming `evict_bytes` (read and
 /// written; 4 × the LLC evicts code and tables from every level) with the

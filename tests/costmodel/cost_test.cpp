@@ -571,7 +571,7 @@ TEST(CostCpu, GemmMicrokernelRunsOfSmallAndBatchedGemms) {
 }
 
 // sources_read: the weights, constants and graph inputs a group reads, each
-// once (cold after a flush: DeviceSpec::source_read_us), counted by hand;
+// once (cold after a flush: CpuSpec::source_read_us), counted by hand;
 // tensors another group produced are not sources.
 TEST(CostCpu, SourcesReadCountsEachSourceTensorOnce) {
   GraphBuilder b;
@@ -729,7 +729,7 @@ TEST(CostCpu, TranscendentalFlopsAtTheirOwnEfficiency) {
   EXPECT_FALSE(costmodel_detail::is_transcendental("Div"));
 }
 
-// With the probe's table (DeviceSpec::transcendental_ns), a listed op costs
+// With the probe's table (CpuSpec::transcendental_ns), a listed op costs
 // its measured ns per element × one core's FP32 rate in FLOP-equivalents:
 // Tanh at 12 ns on a 2-core, 1 TFLOP/s device is 12 × 1000 / 2 = 6000 per
 // element, so its 65536 elements take 65536 × 12 ns / 2 cores = 393.216 µs
@@ -753,7 +753,7 @@ TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
   GroupCost c = cost(g, grp, d, true);
   EXPECT_DOUBLE_EQ(c.flops, 6000.0 * S + 8.0 * S + 1.0 * S);
   // y's Mul shares the loop that calls tanh and exp: one lane at a time,
-  // its FLOP counted elems_per_thread = 4 times (3 on top) at e_cmp.
+  // its FLOP counted vector_lanes = 4 times (3 on top) at e_cmp.
   EXPECT_NEAR(c.t_compute_us, 65536 * 12e-3 / 2 + 8.0 * S / 1e6 + (1.0 + 3.0) * S / (1e6 * 0.7), 1e-9);
   EXPECT_NE(c.breakdown.find("t: 393216000"), std::string::npos) << c.breakdown;
   EXPECT_NE(c.breakdown.find("probe-measured"), std::string::npos) << c.breakdown;
@@ -808,7 +808,7 @@ TEST(CostCpu, EachLibmRoutineIsColdOnceInAGraphBeyondTheLlc) {
 // libm), and the other ops in it run one lane at a time. In the fused
 // softmax of 16 rows of 1000: the sum stage evaluates sub and exp, the
 // output stage sub, exp and div, so the scalar FLOPs are sub 1 × 2 stages +
-// div 4 = 6 per element, 96000; each counts elems_per_thread times at e_cmp
+// div 4 = 6 per element, 96000; each counts vector_lanes times at e_cmp
 // on a CPU (4 lanes: 3 × 96000 / (1 TFLOP/s × 0.7) = 0.411429 us more than
 // with 1 lane), and not at all on a GPU. The max stage calls no libm, and
 // without the Exp (a Relu in its place) nothing is scalar.

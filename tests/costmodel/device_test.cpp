@@ -151,7 +151,10 @@ TEST(Device, EveryConfigLoadsWithSourcesAndRoundTrips) {
       EXPECT_EQ(d.cpu->caches.back().bytes, 0);
       EXPECT_NE(d.sources.find("caches"), d.sources.end());
       for (size_t i = 1; i + 1 < d.cpu->caches.size(); ++i) EXPECT_GT(d.cpu->caches[i].bytes, d.cpu->caches[i - 1].bytes);
-      EXPECT_NE(d.sources.at("dram_bw_GBps").find("measured by fuseplan probe on "), std::string::npos);
+      // A probed figure, or on a calibrated device the fit's.
+      EXPECT_NE(d.sources.at("dram_bw_GBps").find(d.calibrated ? "fitted by fuseplan calibrate on "
+                                                                : "measured by fuseplan probe on "),
+                std::string::npos);
     }
     // Round trip: serialise, load the file back, compare field by field.
     const std::string text = fuseplan::device_to_json(d);
@@ -252,7 +255,7 @@ TEST(Device, MissingOrMistypedFieldIsNamed) {
   }
 }
 
-// The probe's per-op table (DeviceSpec::transcendental_ns): round-trips on a
+// The probe's per-op table (CpuSpec::transcendental_ns): round-trips on a
 // CPU device; a GPU device, an op that is not transcendental, or a time out
 // of (0, 1e6] ns is one named error.
 TEST(Device, TranscendentalTableIsCpuOnlyAndNamesKnownOps) {

@@ -14,6 +14,7 @@
 #include "probe/probe.h"
 #include "tune/calibrate.h"
 #include "search/strategy.h"
+#include "support/stats.h"
 
 namespace fuseplan {
 namespace {
