@@ -420,10 +420,15 @@ TEST(LibraryLowering, CliEmitChecksTheDeviceFirstAndReplacesAnEarlierEmission) {
   fs::create_directories(out);
   write_file_atomic((out / "group_99.cu").string(), "// an earlier plan's group\n");
   write_file_atomic((out / "notes.txt").string(), "mine\n");
-  ASSERT_EQ(run_cli("emit '" + plan + "' '" + model + "' --no-compile -o '" + out.string() + "'"), 0);
+  // A non-empty folder is refused and left as it is; --force replaces it
+  // whole, so no earlier plan's file stays beside this plan's kernels
+  // (support/outputs.h).
+  EXPECT_EQ(run_cli("emit '" + plan + "' '" + model + "' --no-compile -o '" + out.string() + "'"), 2);
+  EXPECT_TRUE(fs::exists(out / "notes.txt"));
+  ASSERT_EQ(run_cli("emit '" + plan + "' '" + model + "' --no-compile --force -o '" + out.string() + "'"), 0);
   EXPECT_TRUE(fs::exists(out / "group_0.cu"));
   EXPECT_FALSE(fs::exists(out / "group_99.cu"));
-  EXPECT_TRUE(fs::exists(out / "notes.txt"));
+  EXPECT_FALSE(fs::exists(out / "notes.txt"));
 }
 
 TEST(LibraryLowering, LoweredSourcesAreDeterministic) {
