@@ -3,6 +3,7 @@
 // (crash, sanitizer report, other exception) is a finding.
 #include "costmodel/device.h"
 #include "fuzz/fuzz_file_readers.h"
+#include "support/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = fuseplan::fuzz::scratch_file(data, size, ".json");

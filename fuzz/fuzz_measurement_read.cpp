@@ -2,6 +2,7 @@
 // calibration sample of each record. Any fuseplan::Error is an expected
 // outcome; anything else is a finding.
 #include "fuzz/fuzz_file_readers.h"
+#include "support/error.h"
 #include "profiling/measurement.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
