@@ -94,7 +94,7 @@ void count_line(TextOut& o, const TermContext& x, TermId id, std::string_view la
 }
 
 constexpr ParamRange kUs{};                                  // >= 0, at most 1e9
-constexpr ParamRange kFraction{.hi = 1.5, .floor = 1e-6, .zero_ok = false, .fraction = true};
+constexpr ParamRange kFraction{.hi = 1.5, .floor = 1e-6, .zero_ok = false, .fraction = true, .zero_means = ""};
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
 constexpr CostTerm kTerms[] = {
@@ -121,7 +121,7 @@ constexpr CostTerm kTerms[] = {
      },
      .part = ParamPart::common,
      .field = common_field<&DeviceSpec::dram_bw_GBps>,
-     .range = {.hi = kUnbounded, .floor = 1e-6, .zero_ok = false},
+     .range = {.hi = kUnbounded, .floor = 1e-6, .zero_ok = false, .fraction = false, .zero_means = ""},
      .required = true,
      .column = 1,
      .coefficient = [](const CostFeatures& f, const DeviceSpec& d) {
@@ -223,7 +223,7 @@ constexpr CostTerm kTerms[] = {
      .explain = [](TextOut&, const TermContext&) {},
      .part = ParamPart::common,
      .field = common_field<&DeviceSpec::spill_penalty>,
-     .range = {.hi = 1e6},
+     .range = {.hi = 1e6, .floor = 0, .zero_ok = true, .fraction = false, .zero_means = ""},
      .column = 3,
      .coefficient = [](const CostFeatures& f, const DeviceSpec&) { return f.spill_bytes_raw; },
      .x_of = [](const DeviceSpec& d, int) {
