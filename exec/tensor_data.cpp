@@ -1,5 +1,6 @@
 #include "exec/tensor_data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -257,20 +258,34 @@ Tensor read_npy(const std::string& path) {
     std::string tok = sh.substr(i, j - i);
     tok.erase(0, tok.find_first_not_of(' '));
     if (!tok.empty()) {
+      tok.erase(tok.find_last_not_of(' ') + 1);
+      std::size_t used = 0;
       try {
-        shape.push_back(std::stoll(tok));
+        shape.push_back(std::stoll(tok, &used));
       } catch (...) {
         throw Error(path + ": malformed .npy shape " + sh);
       }
+      if (used != tok.size()) throw Error(path + ": malformed .npy shape " + sh);
       if (shape.back() < 0) throw Error(path + ": negative .npy dimension");
     }
     if (j == std::string::npos) break;
     i = j + 1;
   }
+  // Check the shape against the data the file holds before allocating: a
+  // header may declare any shape, the data bytes bound what is real.
+  const std::size_t have = bytes.size() - pos;
+  std::size_t need = static_cast<std::size_t>(dtype_bytes(dt));
+  bool more = false;  // the product exceeds the bytes held (and may overflow)
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) need = 0;
+  for (int64_t d : shape) {
+    if (more || need == 0) break;
+    if (need > have / static_cast<std::size_t>(d)) more = true;
+    else need *= static_cast<std::size_t>(d);
+  }
+  if (more || need != have)
+    throw Error(path + ": .npy holds " + std::to_string(have) + " data bytes, shape " + sh + " needs " +
+                (more ? "more" : std::to_string(need)));
   Tensor t(dt, shape);
-  if (bytes.size() - pos != t.data.size())
-    throw Error(path + ": .npy holds " + std::to_string(bytes.size() - pos) + " data bytes, shape needs " +
-                std::to_string(t.data.size()));
   std::memcpy(t.data.data(), bytes.data() + pos, t.data.size());
   return t;
 }

@@ -78,6 +78,14 @@ TEST(Npy, BadFilesGiveOneLineErrors) {
   expect_error(v1("{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')), "unsupported .npy dtype");
   expect_error(v1("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", std::string(4, '\0')), "Fortran");
   expect_error(v1("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", std::string(4, '\0')), "data bytes");
+  // Regression (fuzz_npy_read, allocation-size-too-big): a header may declare
+  // any shape; the reader checks it against the data held before allocating.
+  expect_error(v1("{'descr': '<f8', 'fortran_order': False, 'shape': (33333333333333333,), }", std::string(8, '\0')),
+               "needs more");
+  expect_error(v1("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", std::string(4, '\0')),
+               "needs more");
+  expect_error(v1("{'descr': '<f8', 'fortran_order': False, 'shape': (3333A33,), }", std::string(8, '\0')),
+               "malformed .npy shape");
   try {
     read_npy(tmp("does-not-exist.npy"));
     FAIL();
