@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emit/cpu/compiler.h"
+#include "exec/onednn.h"
 #include "emit/cpu/cpu_backend.h"
 #include "exec/reference.h"
 #include "exec/tensor_data.h"
@@ -143,6 +144,9 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
 
   if (opts.threads > 0)
     reinterpret_cast<void (*)(int)>(lib->kernel("fp_set_num_threads"))(opts.threads);
+  reinterpret_cast<void (*)(const fprt::ContractionLibrary*)>(lib->kernel("fp_bind_contractions"))(
+      &onednn_contractions());
+  onednn_forget_weights();  // this run's constants live at new addresses
   std::vector<cpu::KernelLibrary::KernelFn> fns;
   for (std::size_t i = 0; i < plan.groups.size(); ++i) fns.push_back(lib->kernel("fp_group_" + std::to_string(i)));
   auto check = [&] {

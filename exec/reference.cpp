@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "emit/cpu/runtime.h"
+#include "exec/onednn.h"
 #include "graph/op_attrs.h"
 
 namespace fuseplan {
@@ -359,7 +360,9 @@ Tensor eval_indexed(const Primitive& p, const std::vector<const Tensor*>& x) {
   return y;
 }
 
-Tensor eval_library(const Primitive& p, const std::vector<const Tensor*>& x) {
+// w_const: the contraction's second operand is a source (weights), constant
+// for the run (exec/onednn.h keeps its reordered copy).
+Tensor eval_library(const Primitive& p, const std::vector<const Tensor*>& x, int w_const) {
   Tensor y(p.out.dtype, p.out.shape);
   const auto& os = p.out.shape;
   int r = static_cast<int>(os.size());
@@ -371,13 +374,13 @@ Tensor eval_library(const Primitive& p, const std::vector<const Tensor*>& x) {
     need_f32();
     fprt::matmul(x[0]->ptr<float>(), x[0]->shape.data(), static_cast<int>(x[0]->shape.size()), x[1]->ptr<float>(),
                  x[1]->shape.data(), static_cast<int>(x[1]->shape.size()), y.ptr<float>(), os.data(), r,
-                 static_cast<int>(p.attr_int("transA", 0)), static_cast<int>(p.attr_int("transB", 0)));
+                 static_cast<int>(p.attr_int("transA", 0)), static_cast<int>(p.attr_int("transB", 0)), w_const);
   } else if (p.kind == Op::Conv || p.kind == Op::ConvTranspose) {
     need_f32();
     WindowParams w = window_params(p, r - 2);
     auto f = p.kind == Op::Conv ? fprt::conv : fprt::conv_transpose;
     f(x[0]->ptr<float>(), x[0]->shape.data(), x[1]->ptr<float>(), x[1]->shape.data(), y.ptr<float>(), os.data(), r - 2,
-      w.strides.data(), w.pads.data(), w.dilations.data(), w.group);
+      w.strides.data(), w.pads.data(), w.dilations.data(), w.group, w_const);
   } else if (p.kind == Op::MaxPool || p.kind == Op::AveragePool) {
     need_f32();
     WindowParams w = window_params(p, r - 2);
@@ -435,7 +438,11 @@ Tensor eval_primitive(const Graph& g, NodeId n, const std::vector<const Tensor*>
   if (p.kind == Op::Cast) return eval_cast(p, *x[0]);
   if (traits(p).is_scalar()) return eval_scalar(p, x);
   if (traits(p).is_reduce()) return eval_reduce(p, *x[0]);
-  if (is_library_op(p)) return eval_library(p, x);
+  if (is_library_op(p)) {
+    fprt::contraction_library() = &onednn_contractions();
+    const auto ops = g.operands(n);
+    return eval_library(p, x, ops.size() > 1 && g.node(ops[1]).op_class == OpClass::source);
+  }
   if (one_of(p.kind, {Op::Gather, Op::GatherElements, Op::OneHot, Op::QuantizeLinear, Op::DequantizeLinear}))
     return eval_indexed(p, x);
   if (one_of(p.kind, {Op::Slice, Op::Concat, Op::Pad, Op::Expand, Op::Tile, Op::Transpose, Op::Resize,
@@ -445,6 +452,7 @@ Tensor eval_primitive(const Graph& g, NodeId n, const std::vector<const Tensor*>
 }
 
 std::vector<Tensor> run_reference(const Graph& g, const std::map<NodeId, Tensor>& sources) {
+  onednn_forget_weights();
   std::vector<Tensor> v(g.size());
   for (NodeId n : g.topo_order()) {
     const Primitive& p = g.node(n);

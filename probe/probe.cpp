@@ -153,8 +153,7 @@ __attribute__((always_inline)) inline void store_body(float* __restrict a, float
 __attribute__((target("avx2"))) void store_f32_avx2(float* a, float s, std::size_t n) { store_body<v8f>(a, s, n); }
 void store_f32_sse(float* a, float s, std::size_t n) { store_body<v4f>(a, s, n); }
 
-// Floats per vector of the emitted kernels' gemm() micro-tile
-// (emit/cpu/runtime.h kGemmVW: AVX-512F 16, AVX 8, else 4).
+// Floats per vector on this host (AVX-512F 16, AVX 8, else 4).
 int gemm_vector_floats() {
 #if defined(__x86_64__) || defined(__i386__)
   if (__builtin_cpu_supports("avx512f")) return 16;
@@ -647,7 +646,7 @@ ProbeResult run_probe(std::ostream* log, int threads) {
                      "calibrate fits it (" + unit_of_fit + ") from measured groups, docs/calibration.md";
   };
   fitted_later("gemm_call_us", "per-call",
-               "us per call of emit/cpu/runtime.h gemm(): packing set-up, scratch lookup, edge tiles; contraction groups");
+               "us per contraction call (exec/onednn.h): primitive lookup, reorders, edge tiles; contraction groups");
   // Stores into lines no cache holds, 1 MiB per thread (within the private
   // caches, so no write-back of the lines written is timed).
   constexpr std::size_t kWriteAllocateBytes = std::size_t{1} << 20;
@@ -664,13 +663,13 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   cpu.store_stall_us = 0;
   fitted_later("store_stall_us", "store-buffer stall",
                "us per group whose stores overflow store_buffer_bytes: one line fill before they drain");
-  // The CPU backend's gemm() micro-tile for the vector width -march=native
-  // gives the emitted kernels here (emit/cpu/runtime.h kGemmMR x 2 kGemmVW).
+  // The cost model's GEMM micro-tile (6 rows x 2 vectors) for the vector
+  // width of this host; the contractions themselves run in oneDNN.
   const int gemm_vw = gemm_vector_floats();
   cpu.gemm_tile_m = 6;
   cpu.gemm_tile_n = 2 * gemm_vw;
-  d.sources["gemm_tile_m"] = "6: emit/cpu/runtime.h kGemmMR (micro-tile rows), any ISA";
-  d.sources["gemm_tile_n"] = std::to_string(2 * gemm_vw) + ": emit/cpu/runtime.h kGemmNR = 2 vectors of " +
+  d.sources["gemm_tile_m"] = "6: micro-tile rows of the cost model's blocked GEMM, any ISA";
+  d.sources["gemm_tile_n"] = std::to_string(2 * gemm_vw) + ": micro-tile columns of the cost model's blocked GEMM, 2 vectors of " +
                              std::to_string(gemm_vw) + " floats (" +
                              (gemm_vw == 16 ? "AVX-512F" : gemm_vw == 8 ? "AVX" : "SSE") +
                              " per __builtin_cpu_supports, what -march=native compiles the kernels for), " + measured;
@@ -685,19 +684,19 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   fitted_later("select_step_ns", "max/min-chain", "ns per reduced element of an emitted ReduceMax/ReduceMin loop");
   fitted_later("pool_step_ns", "pooling-window", "ns per window element of emit/cpu/runtime.h pool()");
   fitted_later("reduce_step_ns", "serial-reduction", "ns per reduced element of an emitted sum/mean/prod reduce loop");
-  fitted_later("gemm_pack_elem_ns", "panel-packing", "ns per element emit/cpu/runtime.h gemm() packs into its panels");
-  fitted_later("im2col_elem_ns", "im2col", "ns per im2col matrix element of emit/cpu/runtime.h conv (before its GEMM)");
+  fitted_later("gemm_pack_elem_ns", "panel-packing", "ns per element the contraction library packs into its panels");
+  fitted_later("im2col_elem_ns", "im2col", "ns per im2col matrix element of a convolution lowered to a GEMM");
   // The micro-kernel's fixed cost per run: a few percent of a 256-step K
   // block, so calibration cannot fit it; measured here and held.
   try {
     std::string note;
     cpu.gemm_microkernel_ns = gemm_microkernel_ns(note);
     d.sources["gemm_microkernel_ns"] = note + ", " + measured + " (calibration holds it)";
-    say("gemm() micro-kernel: " + fmt(cpu.gemm_microkernel_ns, 3) + " ns per run (" + note + ")");
+    say("contraction tile: " + fmt(cpu.gemm_microkernel_ns, 3) + " ns per run (" + note + ")");
   } catch (const Error& e) {
     cpu.gemm_microkernel_ns = 0;
     d.sources["gemm_microkernel_ns"] = std::string("0: not measured (") + e.what() + ")";
-    say(std::string("gemm() micro-kernel not measured, term left at 0: ") + e.what());
+    say(std::string("contraction tile cost not measured, term left at 0: ") + e.what());
   }
   // Each transcendental op's own time per element: no training model has
   // every function, and libm's speeds differ (tanhf 3-4× erff), so one

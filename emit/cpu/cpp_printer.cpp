@@ -275,10 +275,12 @@ class KernelPrinter : public InlineExprPrinter {
     auto rank = [&](int k) { return std::to_string(shape(ops[k]).size()); };
     bool epi = st.node == epi_lib_;
     if (epi) print_epilogue_lambda();
+    // The weights operand is a source: constant for the run (exec/onednn.h).
+    const std::string w_const = ops.size() > 1 && g_.node(ops[1]).op_class == OpClass::source ? "1" : "0";
     if (p.kind == Op::MatMul) {
       line(std::string(epi ? "fprt::matmul_epilogue(" : "fprt::matmul(") + x(0) + ",xs0," + rank(0) + "," + x(1) +
            ",xs1," + rank(1) + "," + y + ",ys," + rs + "," + std::to_string(p.attr_int("transA", 0)) + "," +
-           std::to_string(p.attr_int("transB", 0)) + (epi ? ",epi);" : ");"));
+           std::to_string(p.attr_int("transB", 0)) + "," + w_const + (epi ? ",epi);" : ");"));
     } else if (one_of(p.kind, {Op::Conv, Op::ConvTranspose, Op::MaxPool, Op::AveragePool})) {
       WindowParams w = window_params(p, r - 2);
       arr("st", w.strides);
@@ -287,7 +289,7 @@ class KernelPrinter : public InlineExprPrinter {
       if (p.kind == Op::Conv || p.kind == Op::ConvTranspose) {
         line(std::string(p.kind == Op::Conv ? (epi ? "fprt::conv_epilogue(" : "fprt::conv(") : "fprt::conv_transpose(") +
              x(0) + ",xs0," + x(1) + ",xs1," + y + ",ys," + std::to_string(r - 2) + ",st,pd,dl," +
-             std::to_string(w.group) + (epi ? ",epi);" : ");"));
+             std::to_string(w.group) + "," + w_const + (epi ? ",epi);" : ");"));
       } else {
         arr("ks", w.kernel);
         line("fprt::pool(" + x(0) + ",xs0," + y + ",ys," + std::to_string(r - 2) + ",ks,st,pd,dl," +
@@ -382,6 +384,8 @@ std::string print_cpp(const Graph& g, const std::vector<KernelPlan>& kernels, st
   os << kRuntimeText << "\n";
   os << "#ifdef _OPENMP\n#include <omp.h>\n#endif\n";
   os << "extern \"C\" void fp_set_num_threads(int n) {\n#ifdef _OPENMP\n  if (n > 0) omp_set_num_threads(n);\n#endif\n}\n\n";
+  // Weak: the compiler may split the unit into parts that each carry it.
+  os << "extern \"C\" __attribute__((weak)) void fp_bind_contractions(const fprt::ContractionLibrary* lib) {\n  fprt::contraction_library() = lib;\n}\n\n";
   for (const KernelPlan& kp : kernels) KernelPrinter(g, kp, os).print();
   return os.str();
 }

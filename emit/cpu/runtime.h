@@ -5,16 +5,13 @@
 // operations or their order (docs/numerics.md), so everything whose result
 // depends on an evaluation order lives here exactly once:
 //  - scalar op formulas (sigmoid = 1/(1+exp(-x)), softplus, hard-sigmoid...);
-//  - the canonical GEMM: C[i,j] = (((0 + a0*b0) + a1*b1) + ...) in k order,
-//    no FMA (both sides compile with -ffp-contract=off; the generic x86-64
-//    build has no FMA anyway). Blocked and packed like BLIS, with a 6 x
-//    2-vector register micro-tile; vectors and threads run only across output
-//    elements, so each element's order never changes. (Eigen's GEMM is not
-//    used: its kernels use FMA and blocking/packet sizes chosen by -march,
-//    so the reference and -march=native kernels would round differently.)
-//  - conv = im2col (padding as explicit zeros) + canonical GEMM per group;
-//  - pooling, cumsum, scatter, gather-nd, linear resize, conv-transpose,
-//    which the generator calls as whole-tensor routines.
+//  - contractions (MatMul, Conv, ConvTranspose) are calls through one
+//    ContractionLibrary table that the host binds (oneDNN primitives,
+//    exec/onednn.h): the reference and every plan call the same primitive
+//    for the same shapes and threads, so its accumulation order is the same
+//    fused or unfused;
+//  - pooling, cumsum, scatter, gather-nd, linear resize, which the generator
+//    calls as whole-tensor routines.
 // Self-contained: standard headers only, no fuseplan types.
 #pragma once
 
@@ -180,310 +177,83 @@ inline int64_t resize_nearest(int64_t o, float scale, int64_t in_n, int64_t out_
   return clamp_index(int64_t(r), in_n);
 }
 
-// ------------------------------------------------------------ canonical GEMM
-// Vector of floats for the GEMM micro-kernel: its width follows the target
-// (the generic reference build gets SSE, -march=native kernels AVX/AVX-512),
-// which changes nothing but speed: lanes are different output elements.
-#if defined(__AVX512F__)
-inline constexpr int64_t kGemmVW = 16;
-typedef float gemm_vec __attribute__((vector_size(64)));
-#elif defined(__AVX__)
-inline constexpr int64_t kGemmVW = 8;
-typedef float gemm_vec __attribute__((vector_size(32)));
-#else
-inline constexpr int64_t kGemmVW = 4;
-typedef float gemm_vec __attribute__((vector_size(16)));
-#endif
-inline constexpr int64_t kGemmMR = 6, kGemmNR = 2 * kGemmVW;  // micro-tile: 6 rows x 2 vectors
-inline constexpr int64_t kGemmKC = 256, kGemmMC = 16 * kGemmMR, kGemmNC = 24 * kGemmNR;
-
-/// Per-thread scratch that outlives the call (packed panels, im2col): a fresh
-/// multi-megabyte vector per call would be mmap'd and page-faulted every time.
-/// Slots: 0 packed A, 1 packed B, 2 im2col. Contents are always overwritten.
-inline float* scratch(int slot, int64_t n) {
-  static thread_local std::vector<gemm_vec> buf[3];
-  size_t v = size_t((n + kGemmVW - 1) / kGemmVW);
-  if (buf[slot].size() < v) buf[slot].resize(v);
-  return reinterpret_cast<float*>(buf[slot].data());
+// ------------------------------------------------------------ contractions
+// MatMul, Conv and ConvTranspose run in a library the host binds before any
+// kernel runs (exec/onednn.h: oneDNN primitives). The reference executor and
+// every loaded kernel library call the same table in the same process, so a
+// contraction computes the same bits whether its plan fused it or not; the
+// accumulation order is the library's (docs/numerics.md).
+struct ContractionLibrary {
+  /// numpy matmul with batch broadcasting; shapes as in the graph (1-D
+  /// operands promoted as numpy does); transA/transB swap the last two axes
+  /// of a/b. b_const: b is a model constant (weights), so a reordered copy
+  /// may be kept for the rest of the run.
+  void (*matmul)(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
+                 const int64_t* ys, int yr, int transA, int transB, int b_const);
+  /// Convolution (transposed = 0; x: [N,C,s...], w: [M,C/g,k...]) or
+  /// ConvTranspose (transposed = 1; w: [C,M/g,k...]) over sr = 1-3 spatial
+  /// dims; pads = [begin..., end...]; y's shape ys decides ConvTranspose's
+  /// output padding. w_const as b_const above.
+  void (*conv)(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
+               int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int transposed,
+               int w_const);
+};
+/// The bound table (null until the host binds one; generated units export
+/// fp_bind_contractions for that).
+inline const ContractionLibrary*& contraction_library() {
+  static const ContractionLibrary* lib = nullptr;
+  return lib;
 }
 
-/// One MR x NR micro-tile over kc steps: acc = (first ? 0 : C), then
-/// acc = acc + a[k]*b[k] for k ascending (product rounded, then the add).
-/// Storing and reloading a float accumulator between K blocks is exact.
-inline void gemm_micro(int64_t kc, const float* ap, const gemm_vec* bp, float* C, int64_t ldc, int64_t mr,
-                       int64_t nr, bool first) {
-  constexpr int64_t MR = kGemmMR, VW = kGemmVW;
-  gemm_vec acc[MR][2];
-  bool full = mr == MR && nr == 2 * VW;
-  for (int64_t r = 0; r < MR; ++r)
-    for (int v = 0; v < 2; ++v) {
-      acc[r][v] = gemm_vec{};
-      if (first) continue;
-      if (full) {
-        std::memcpy(&acc[r][v], C + r * ldc + v * VW, sizeof(gemm_vec));
-      } else if (r < mr) {
-        float t[VW] = {};
-        for (int64_t l = 0; l < VW && v * VW + l < nr; ++l) t[l] = C[r * ldc + v * VW + l];
-        std::memcpy(&acc[r][v], t, sizeof(gemm_vec));
-      }
-    }
-  for (int64_t k = 0; k < kc; ++k) {
-    gemm_vec b0 = bp[2 * k], b1 = bp[2 * k + 1];
-    const float* a = ap + k * MR;
-    for (int64_t r = 0; r < MR; ++r) {
-      acc[r][0] = acc[r][0] + a[r] * b0;
-      acc[r][1] = acc[r][1] + a[r] * b1;
-    }
-  }
-  for (int64_t r = 0; r < mr; ++r)
-    for (int v = 0; v < 2; ++v) {
-      if (full) {
-        std::memcpy(C + r * ldc + v * VW, &acc[r][v], sizeof(gemm_vec));
-      } else {
-        float t[VW];
-        std::memcpy(t, &acc[r][v], sizeof(gemm_vec));
-        for (int64_t l = 0; l < VW && v * VW + l < nr; ++l) C[r * ldc + v * VW + l] = t[l];
-      }
-    }
-}
-
-/// C[i*ldc + j] = sum_k A[i*sam + k*sak] * B[k*sbk + j*sbn], k ascending from 0.0f.
-/// Every element is ((0 + a0*b0) + a1*b1) + ... in k order, whatever the
-/// blocking (tiles of MC rows x NC columns, K blocks of KC, 6 x 2-vector
-/// micro-tiles on packed, zero-padded panels), vector width or thread count:
-/// vectorisation and threads run only across output elements.
-/// No epilogue: the default of gemm, matmul and conv.
+/// No epilogue: the default of matmul and conv.
 struct NoEpilogue {
   void operator()(int64_t, int64_t) const {}
 };
 template <class E> inline constexpr bool kHasEpilogue = !std::is_same_v<std::decay_t<E>, NoEpilogue>;
 
-/// `tile(i, j, mc, nc)` runs once per finished mc x nc tile of C at row i,
-/// column j (relative to C), right after its last K block was accumulated,
-/// while the tile is in cache (L2); each element of C is final when it runs.
-template <class Tile = NoEpilogue>
-inline void gemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t sam, int64_t sak, const float* B,
-                 int64_t sbk, int64_t sbn, float* C, int64_t ldc, Tile&& tile = Tile{}) {
-  constexpr int64_t MR = kGemmMR, NR = kGemmNR, KC = kGemmKC, MC = kGemmMC, NC = kGemmNC, VW = kGemmVW;
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    for (int64_t i = 0; i < M; ++i) {
-      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
-      if constexpr (kHasEpilogue<Tile>) tile(i, 0, 1, N);
-    }
-    return;
-  }
-  int64_t mt = (M + MC - 1) / MC, nt = (N + NC - 1) / NC, tiles = mt * nt;
+/// A fused contraction's elementwise epilogue runs in the generated code right
+/// after the library call: `epi(start, len)` on runs of the output y[start,
+/// start+len) of `n` elements, rows of `row` elements in parallel.
+template <class Epi> inline void run_epilogue(int64_t n, int64_t row, Epi&& epi) {
+  const int64_t rows = row > 0 ? (n + row - 1) / row : 0;
 #ifdef _OPENMP
-  _Pragma("omp parallel for schedule(dynamic) if (tiles > 1 && M * K * N >= 262144)")
+  _Pragma("omp parallel for schedule(static) if (rows > 1 && n >= 32768)")
 #endif
-  for (int64_t t = 0; t < tiles; ++t) {
-    int64_t i0 = (t % mt) * MC, j0 = (t / mt) * NC;
-    int64_t mc = std::min(MC, M - i0), nc = std::min(NC, N - j0);
-    int64_t ms = (mc + MR - 1) / MR, ns = (nc + NR - 1) / NR;
-    float* apack = scratch(0, ms * MR * std::min(KC, K));
-    gemm_vec* bpack = reinterpret_cast<gemm_vec*>(scratch(1, ns * NR * std::min(KC, K)));
-    for (int64_t p0 = 0; p0 < K; p0 += KC) {
-      int64_t kc = std::min(KC, K - p0);
-      for (int64_t s = 0; s < ns; ++s) {
-        float* bs = reinterpret_cast<float*>(bpack + s * 2 * kc);
-        for (int64_t k = 0; k < kc; ++k)
-          for (int64_t l = 0; l < NR; ++l) {
-            int64_t j = j0 + s * NR + l;
-            bs[k * NR + l] = j < N ? B[(p0 + k) * sbk + j * sbn] : 0.0f;
-          }
-      }
-      for (int64_t s = 0; s < ms; ++s) {
-        float* as = apack + s * MR * kc;
-        for (int64_t k = 0; k < kc; ++k)
-          for (int64_t r = 0; r < MR; ++r) {
-            int64_t i = i0 + s * MR + r;
-            as[k * MR + r] = i < M ? A[i * sam + (p0 + k) * sak] : 0.0f;
-          }
-      }
-      for (int64_t sj = 0; sj < ns; ++sj)
-        for (int64_t si = 0; si < ms; ++si)
-          gemm_micro(kc, apack + si * MR * kc, bpack + sj * 2 * kc, C + (i0 + si * MR) * ldc + j0 + sj * NR, ldc,
-                     std::min(MR, mc - si * MR), std::min(NR, nc - sj * NR), p0 == 0);
-    }
-    // The mc x nc tile is final (all of K accumulated) and still in L2
-    // (<= 96 x 768 floats): apply the epilogue now. Per tile rather than per
-    // 6 x 32 micro-tile: rows of up to 768 give the epilogue long vector runs.
-    if constexpr (kHasEpilogue<Tile>) tile(i0, j0, mc, nc);
-  }
-  (void)VW;
+  for (int64_t r = 0; r < rows; ++r) epi(r * row, std::min(row, n - r * row));
+}
+inline int64_t elements(const int64_t* s, int r) {
+  int64_t n = 1;
+  for (int i = 0; i < r; ++i) n *= s[i];
+  return n;
 }
 
-/// numpy matmul with batch broadcasting; shapes as given in the graph (1-D
-/// operands are promoted as numpy does). transA/transB swap the last two axes.
-/// `epi(start, len)` (optional) runs on each finished run of y[start, start+len)
-/// (flat offsets into y) while it is in cache: the fused elementwise epilogue.
-template <class Epi>
+template <class Epi = NoEpilogue>
 inline void matmul_epilogue(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br,
-                            float* y, const int64_t* ys, int yr, int transA, int transB, Epi&& epi) {
-  int64_t A[8], B[8];
-  int an = ar, bn = br;
-  for (int i = 0; i < ar; ++i) A[i] = as[i];
-  for (int i = 0; i < br; ++i) B[i] = bs[i];
-  if (an == 1) { A[1] = A[0]; A[0] = 1; an = 2; }
-  if (bn == 1) { B[1] = 1; bn = 2; }
-  int64_t M = transA ? A[an - 1] : A[an - 2], K = transA ? A[an - 2] : A[an - 1];
-  int64_t N = transB ? B[bn - 2] : B[bn - 1];
-  int64_t sam = transA ? 1 : K, sak = transA ? M : 1, sbk = transB ? 1 : N, sbn = transB ? K : 1;
-  int nb = std::max(an, bn) - 2;
-  int64_t batch = 1, bd[8], sa[8], sb[8];
-  int64_t stA = M * K, stB = K * N;
-  for (int d = nb - 1; d >= 0; --d) {
-    int ia = d - (nb - (an - 2)), ib = d - (nb - (bn - 2));
-    int64_t da = ia >= 0 ? A[ia] : 1, db = ib >= 0 ? B[ib] : 1;
-    bd[d] = std::max(da, db);
-    sa[d] = da == 1 ? 0 : stA;
-    sb[d] = db == 1 ? 0 : stB;
-    stA *= da;
-    stB *= db;
-    batch *= bd[d];
-  }
-  (void)ys; (void)yr;
-  // Small batched GEMMs (attention heads) run in parallel over the batch.
-#ifdef _OPENMP
-  _Pragma("omp parallel for schedule(static) if (batch > 1 && M * N * K < (int64_t(1) << 22) && batch * M * N * K >= 262144)")
-#endif
-  for (int64_t t = 0; t < batch; ++t) {
-    int64_t rem = t, oa = 0, ob = 0;
-    for (int d = nb - 1; d >= 0; --d) {
-      int64_t c = rem % bd[d];
-      rem /= bd[d];
-      oa += c * sa[d];
-      ob += c * sb[d];
-    }
-    if constexpr (kHasEpilogue<Epi>) {
-      int64_t base = t * M * N;
-      gemm(M, N, K, a + oa, sam, sak, b + ob, sbk, sbn, y + base, N, [&](int64_t i, int64_t j, int64_t mr, int64_t nr) {
-        for (int64_t r = 0; r < mr; ++r) epi(base + (i + r) * N + j, nr);
-      });
-    } else {
-      gemm(M, N, K, a + oa, sam, sak, b + ob, sbk, sbn, y + t * M * N, N);
-    }
-  }
+                            float* y, const int64_t* ys, int yr, int transA, int transB, int b_const,
+                            Epi&& epi = Epi{}) {
+  contraction_library()->matmul(a, as, ar, b, bs, br, y, ys, yr, transA, transB, b_const);
+  if constexpr (kHasEpilogue<Epi>) run_epilogue(elements(ys, yr), yr > 0 ? ys[yr - 1] : 1, epi);
 }
-
 inline void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
-                   const int64_t* ys, int yr, int transA, int transB) {
-  matmul_epilogue(a, as, ar, b, bs, br, y, ys, yr, transA, transB, NoEpilogue{});
+                   const int64_t* ys, int yr, int transA, int transB, int b_const) {
+  matmul_epilogue(a, as, ar, b, bs, br, y, ys, yr, transA, transB, b_const, NoEpilogue{});
 }
 
-/// Convolution over 1-3 spatial dims (x: [N,C,s...], w: [M,C/g,k...]) as
-/// im2col (padded positions are explicit zeros) + canonical GEMM per group.
-/// Spatial arrays have `sr` entries; pads = [begin..., end...].
-/// `epi(start, len)` as in matmul_epilogue.
-template <class Epi>
+template <class Epi = NoEpilogue>
 inline void conv_epilogue(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y,
                           const int64_t* ys, int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil,
-                          int64_t group, Epi&& epi) {
-  int64_t Nb = xs[0], C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0},
-          dl[3] = {1, 1, 1};
-  for (int i = 0; i < sr; ++i) {
-    int o = 3 - sr + i;
-    in[o] = xs[2 + i]; out[o] = ys[2 + i]; k[o] = ws[2 + i];
-    st[o] = strides[i]; pb[o] = pads[i]; dl[o] = dil[i];
-  }
-  int64_t kvol = k[0] * k[1] * k[2], ovol = out[0] * out[1] * out[2], ivol = in[0] * in[1] * in[2];
-  // A 1x1, stride-1, unpadded conv's im2col is x itself: the GEMM reads x.
-  bool identity = kvol == 1 && ovol == ivol;
-  for (int i = 0; i < 3; ++i) identity = identity && st[i] == 1 && pb[i] == 0;
-  auto one = [&](int64_t n, int64_t g) {
-    const float* xg = x + (n * C + g * Cg) * ivol;
-    if (!identity) {
-      float* col = scratch(2, Cg * kvol * ovol);
-      int64_t row = 0;
-      for (int64_t c = 0; c < Cg; ++c)
-        for (int64_t a = 0; a < k[0]; ++a)
-          for (int64_t b = 0; b < k[1]; ++b)
-            for (int64_t e = 0; e < k[2]; ++e, ++row) {
-              float* cr = col + row * ovol;
-              int64_t q = 0;
-              for (int64_t o0 = 0; o0 < out[0]; ++o0) {
-                int64_t i0 = o0 * st[0] - pb[0] + a * dl[0];
-                for (int64_t o1 = 0; o1 < out[1]; ++o1, q += out[2]) {
-                  int64_t i1 = o1 * st[1] - pb[1] + b * dl[1];
-                  float* cq = cr + q;
-                  if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1]) {
-                    for (int64_t o2 = 0; o2 < out[2]; ++o2) cq[o2] = 0.0f;
-                    continue;
-                  }
-                  const float* xr = xg + c * ivol + (i0 * in[1] + i1) * in[2];
-                  int64_t base = e * dl[2] - pb[2], s2 = st[2];
-                  for (int64_t o2 = 0; o2 < out[2]; ++o2) {
-                    int64_t i2 = o2 * s2 + base;
-                    cq[o2] = i2 >= 0 && i2 < in[2] ? xr[i2] : 0.0f;
-                  }
-                }
-              }
-            }
-    }
-    int64_t base = (n * M + g * Mg) * ovol;
-    const float* col = identity ? xg : scratch(2, 0);
-    if constexpr (kHasEpilogue<Epi>) {
-      gemm(Mg, ovol, Cg * kvol, w + g * Mg * Cg * kvol, Cg * kvol, 1, col, ovol, 1, y + base, ovol,
-           [&](int64_t i, int64_t j, int64_t mr, int64_t nr) {
-             for (int64_t r = 0; r < mr; ++r) epi(base + (i + r) * ovol + j, nr);
-           });
-    } else {
-      gemm(Mg, ovol, Cg * kvol, w + g * Mg * Cg * kvol, Cg * kvol, 1, col, ovol, 1, y + base, ovol);
-    }
-  };
-  // Many small GEMMs (grouped/depthwise convs, batches of small images) run
-  // in parallel, one im2col buffer per thread (the GEMMs inside run serial);
-  // otherwise the GEMM itself parallelises. Either way no element's order changes.
-  int64_t jobs = Nb * group;
-#ifdef _OPENMP
-  _Pragma("omp parallel for schedule(static) if (jobs > 1 && Mg * ovol * Cg * kvol < (int64_t(1) << 22) && jobs * Mg * ovol * Cg * kvol >= 262144)")
-#endif
-  for (int64_t t = 0; t < jobs; ++t) one(t / group, t % group);
+                          int64_t group, int w_const, Epi&& epi = Epi{}) {
+  contraction_library()->conv(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, 0, w_const);
+  if constexpr (kHasEpilogue<Epi>) run_epilogue(elements(ys, sr + 2), elements(ys + 2, sr), epi);
 }
-
 inline void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
-                 int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group) {
-  conv_epilogue(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, NoEpilogue{});
+                 int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int w_const) {
+  conv_epilogue(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, w_const, NoEpilogue{});
 }
-
-/// ConvTranspose (x: [N,C,s...], w: [C,M/g,k...]): y = 0, then for n, g, c,
-/// input position, kernel position (row-major): y[...] += x * w.
 inline void conv_transpose(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y,
-                           const int64_t* ys, int sr, const int64_t* strides, const int64_t* pads,
-                           const int64_t* dil, int64_t group) {
-  int64_t Nb = xs[0], C = xs[1], Mg = ws[1], M = Mg * group, Cg = C / group;
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0},
-          dl[3] = {1, 1, 1};
-  for (int i = 0; i < sr; ++i) {
-    int o = 3 - sr + i;
-    in[o] = xs[2 + i]; out[o] = ys[2 + i]; k[o] = ws[2 + i];
-    st[o] = strides[i]; pb[o] = pads[i]; dl[o] = dil[i];
-  }
-  int64_t kvol = k[0] * k[1] * k[2], ovol = out[0] * out[1] * out[2], ivol = in[0] * in[1] * in[2];
-  for (int64_t i = 0; i < Nb * M * ovol; ++i) y[i] = 0.0f;
-  for (int64_t n = 0; n < Nb; ++n)
-    for (int64_t g = 0; g < group; ++g)
-      for (int64_t c = 0; c < Cg; ++c)
-        for (int64_t m = 0; m < Mg; ++m) {
-          const float* xc = x + (n * C + g * Cg + c) * ivol;
-          const float* wc = w + ((g * Cg + c) * Mg + m) * kvol;
-          float* yc = y + (n * M + g * Mg + m) * ovol;
-          for (int64_t i0 = 0; i0 < in[0]; ++i0)
-            for (int64_t i1 = 0; i1 < in[1]; ++i1)
-              for (int64_t i2 = 0; i2 < in[2]; ++i2) {
-                float xv = xc[(i0 * in[1] + i1) * in[2] + i2];
-                for (int64_t a = 0; a < k[0]; ++a)
-                  for (int64_t b = 0; b < k[1]; ++b)
-                    for (int64_t e = 0; e < k[2]; ++e) {
-                      int64_t o0 = i0 * st[0] - pb[0] + a * dl[0], o1 = i1 * st[1] - pb[1] + b * dl[1],
-                              o2 = i2 * st[2] - pb[2] + e * dl[2];
-                      if (o0 < 0 || o0 >= out[0] || o1 < 0 || o1 >= out[1] || o2 < 0 || o2 >= out[2]) continue;
-                      yc[(o0 * out[1] + o1) * out[2] + o2] += xv * wc[(a * k[1] + b) * k[2] + e];
-                    }
-              }
-        }
+                           const int64_t* ys, int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil,
+                           int64_t group, int w_const) {
+  contraction_library()->conv(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, 1, w_const);
 }
 
 /// Max/average pooling over 1-3 spatial dims; window in row-major order,

@@ -1,0 +1,345 @@
+#include "exec/onednn.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "support/error.h"
+
+namespace fuseplan {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+constexpr auto kF32 = memory::data_type::f32;
+
+struct Engine {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+};
+Engine& engine() {
+  static Engine e;
+  return e;
+}
+
+// Row-major strides of dims.
+Dims plain_strides(const Dims& d) {
+  Dims s(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * std::max<int64_t>(d[i + 1], 1);
+  return s;
+}
+memory::desc plain(const Dims& d) { return memory::desc(d, kF32, plain_strides(d)); }
+
+std::string dims_text(const int64_t* s, int r) {
+  std::string t = "[";
+  for (int i = 0; i < r; ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+// A grow-only 64-byte-aligned buffer (activations reordered around a call).
+class Scratch {
+ public:
+  void* get(std::size_t bytes) {
+    if (bytes > size_) {
+      buf_.reset(static_cast<std::byte*>(::operator new(bytes, std::align_val_t{64})));
+      size_ = bytes;
+    }
+    return buf_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const noexcept { ::operator delete(p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<std::byte, Free> buf_;
+  std::size_t size_ = 0;
+};
+
+// One created primitive and the layouts around it.
+struct Prim {
+  dnnl::primitive prim;
+  memory::desc src_user, src, wei_user, wei, dst_user, dst;
+  std::string what;  // "Conv [..] x [..]: jit:avx2" for onednn_implementations()
+};
+
+// A constant's reordered copy, valid while `fingerprint` matches its bytes.
+struct WeightCopy {
+  uint64_t fingerprint = 0;
+  memory mem;
+};
+
+struct State {
+  std::mutex mu;
+  std::unordered_map<std::string, Prim> prims;
+  std::vector<std::string> order;  // creation order, for onednn_implementations()
+  std::map<std::pair<const void*, std::string>, WeightCopy> weights;
+  Scratch src_buf, dst_buf, wei_buf;
+};
+State& state() {
+  static State s;
+  return s;
+}
+
+// FNV-1a over the size and 16 sampled floats: catches a constant address
+// that holds other data without reading the whole tensor every call.
+uint64_t fingerprint(const float* w, std::size_t n) {
+  uint64_t h = 1469598103934665603ull ^ n;
+  for (std::size_t i = 0; i < 16 && n > 0; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, w + (i * 2654435761u) % n, 4);
+    h = (h ^ bits) * 1099511628211ull;
+  }
+  return h;
+}
+
+[[noreturn]] void fail(const std::string& what, const dnnl::error& e) {
+  throw Error("oneDNN cannot run " + what + ": " + e.what());
+}
+
+// Executes p on user buffers: reorders the activation in and the output out
+// when the primitive's layout differs, and the weights (once per run for a
+// constant).
+void execute(Prim& p, const std::string& key, const float* src, const float* wei, bool wei_const, float* dst) {
+  State& st = state();
+  Engine& e = engine();
+  memory src_u(p.src_user, e.eng, const_cast<float*>(src)), wei_u(p.wei_user, e.eng, const_cast<float*>(wei)),
+      dst_u(p.dst_user, e.eng, dst);
+  memory src_m = src_u, dst_m = dst_u, wei_m = wei_u;
+  if (p.src != p.src_user) {
+    src_m = memory(p.src, e.eng, st.src_buf.get(p.src.get_size()));
+    dnnl::reorder(src_u, src_m).execute(e.strm, src_u, src_m);
+  }
+  if (p.wei != p.wei_user) {
+    if (wei_const) {
+      const std::size_t n = p.wei_user.get_size() / sizeof(float);
+      const uint64_t fp = fingerprint(wei, n);
+      WeightCopy& c = st.weights[{wei, key}];
+      if (!c.mem || c.fingerprint != fp) {
+        c.mem = memory(p.wei, e.eng);
+        dnnl::reorder(wei_u, c.mem).execute(e.strm, wei_u, c.mem);
+        c.fingerprint = fp;
+      }
+      wei_m = c.mem;
+    } else {
+      wei_m = memory(p.wei, e.eng, st.wei_buf.get(p.wei.get_size()));
+      dnnl::reorder(wei_u, wei_m).execute(e.strm, wei_u, wei_m);
+    }
+  }
+  if (p.dst != p.dst_user) dst_m = memory(p.dst, e.eng, st.dst_buf.get(p.dst.get_size()));
+  p.prim.execute(e.strm, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}});
+  if (p.dst != p.dst_user) dnnl::reorder(dst_m, dst_u).execute(e.strm, dst_m, dst_u);
+  e.strm.wait();
+}
+
+// ------------------------------------------------------------------ matmul
+void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
+            const int64_t* ys, int yr, int transA, int transB, int b_const) {
+  // numpy promotion of 1-D operands: a [K] -> [1,K], b [K] -> [K,1].
+  std::vector<int64_t> A(as, as + ar), B(bs, bs + br);
+  if (A.size() == 1) A.insert(A.begin(), 1);
+  if (B.size() == 1) B.push_back(1);
+  const int an = static_cast<int>(A.size()), bn = static_cast<int>(B.size());
+  const int64_t M = transA ? A[an - 1] : A[an - 2], K = transA ? A[an - 2] : A[an - 1];
+  const int64_t N = transB ? B[bn - 2] : B[bn - 1];
+  const int nb = std::max(an, bn) - 2;
+  // Batch dims right-aligned, size 1 where an operand lacks or broadcasts one.
+  Dims ba(nb, 1), bb(nb, 1);
+  for (int d = 0; d < nb; ++d) {
+    const int ia = d - (nb - (an - 2)), ib = d - (nb - (bn - 2));
+    if (ia >= 0) ba[d] = A[ia];
+    if (ib >= 0) bb[d] = B[ib];
+  }
+  const int64_t out = std::accumulate(ys, ys + yr, int64_t{1}, std::multiplies<>());
+  if (out == 0) return;
+  if (K == 0) {
+    std::fill(y, y + out, 0.0f);
+    return;
+  }
+  const int64_t batch_a = std::accumulate(ba.begin(), ba.end(), int64_t{1}, std::multiplies<>());
+  const int64_t batch_b = std::accumulate(bb.begin(), bb.end(), int64_t{1}, std::multiplies<>());
+  // The problem as oneDNN sees it: [batch..., M, K] x [batch..., K, N].
+  Dims bd_a, bd_b;
+  int64_t m = M;
+  if (batch_b == 1 && !transA) {
+    m = M * batch_a;  // B shared by the batch: one GEMM over all of A's rows
+  } else if (ba == bb) {
+    if (nb > 0) bd_a = bd_b = {batch_a};
+  } else {
+    bd_a = ba;
+    bd_b = bb;
+  }
+  auto with = [](Dims lead, std::initializer_list<int64_t> tail) {
+    lead.insert(lead.end(), tail);
+    return lead;
+  };
+  // Operand strides: the stored operand is [batch..., rows, cols] row-major.
+  auto operand = [&](const Dims& lead, int64_t r, int64_t c, bool trans) {
+    Dims d = with(lead, {r, c});
+    Dims s(d.size());
+    // Logical [r, c]; stored [c, r] when transposed.
+    s[d.size() - 2] = trans ? 1 : c;
+    s[d.size() - 1] = trans ? r : 1;
+    int64_t step = r * c;
+    for (int i = static_cast<int>(lead.size()) - 1; i >= 0; --i) {
+      s[i] = step;
+      step *= std::max<int64_t>(lead[i], 1);
+    }
+    return memory::desc(d, kF32, s);
+  };
+  memory::desc ad = operand(bd_a, m, K, transA), bdsc = operand(bd_b, K, N, transB);
+  Dims bd_y = bd_a;
+  for (std::size_t i = 0; i < bd_y.size(); ++i) bd_y[i] = std::max(bd_a[i], bd_b[i]);
+  memory::desc yd = plain(with(bd_y, {m, N}));
+
+  std::ostringstream k;
+  k << "MatMul " << dims_text(as, ar) << "x" << dims_text(bs, br) << " t" << transA << transB << " @"
+    << omp_get_max_threads();
+  const std::string key = k.str();
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.prims.find(key);
+  if (it == st.prims.end()) {
+    try {
+      // Weights in the layout oneDNN prefers when B is a constant (it may be
+      // packed once); otherwise as stored.
+      memory::desc bw = b_const && bd_b.empty() ? memory::desc(bdsc.dims(), kF32, memory::format_tag::any) : bdsc;
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bw, yd), engine().eng);
+      Prim p{dnnl::matmul(pd), ad, pd.src_desc(), bdsc, pd.weights_desc(), yd, pd.dst_desc(),
+             key + ": " + pd.impl_info_str()};
+      it = st.prims.emplace(key, std::move(p)).first;
+      st.order.push_back(key);
+    } catch (const dnnl::error& e) {
+      fail(key, e);
+    }
+  }
+  try {
+    execute(it->second, key, a, b, b_const != 0, y);
+  } catch (const dnnl::error& e) {
+    fail(key, e);
+  }
+}
+
+// -------------------------------------------------------------------- conv
+void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys, int sr,
+          const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int transposed,
+          int w_const) {
+  const int r = sr + 2;
+  const int64_t out = std::accumulate(ys, ys + r, int64_t{1}, std::multiplies<>());
+  if (out == 0) return;
+  const int64_t C = xs[1], M = ys[1], Cg = C / group, Mg = M / group;
+  int64_t kvol = 1, ivol = 1;
+  for (int i = 0; i < sr; ++i) {
+    kvol *= ws[2 + i];
+    ivol *= xs[2 + i];
+  }
+  if (Cg * kvol == 0 || ivol == 0 || xs[0] == 0) {
+    std::fill(y, y + out, 0.0f);
+    return;
+  }
+  Dims xd(xs, xs + r), yd(ys, ys + r), st(strides, strides + sr), dl(sr), pl(pads, pads + sr), pr(sr);
+  for (int i = 0; i < sr; ++i) {
+    dl[i] = dil[i] - 1;  // oneDNN counts dilation from 0
+    const int64_t span = (ws[2 + i] - 1) * dil[i] + 1;
+    // Conv sizes its output as ONNX does (floor); ConvTranspose's end padding
+    // absorbs output_padding: oneDNN wants out = (in-1)*stride + span - pl - pr.
+    pr[i] = transposed ? (xs[2 + i] - 1) * strides[i] + span - pads[i] - ys[2 + i] : pads[sr + i];
+  }
+  // Weights as oneDNN indexes them: [g, Mg, Cg, k...] (ungrouped: [M, C, k...]).
+  // The stored ONNX layouts: Conv [M][Cg][k...], ConvTranspose [C][Mg][k...].
+  Dims wd, wst;
+  const int64_t out_stride = transposed ? kvol : Cg * kvol, in_stride = transposed ? Mg * kvol : kvol;
+  if (group > 1) {
+    wd = {group, Mg, Cg};
+    wst = {Mg * Cg * kvol, out_stride, in_stride};
+  } else {
+    wd = {M, C};
+    wst = {out_stride, in_stride};
+  }
+  Dims kd(ws + 2, ws + r), kst = plain_strides(kd);
+  wd.insert(wd.end(), kd.begin(), kd.end());
+  wst.insert(wst.end(), kst.begin(), kst.end());
+  const memory::desc xu = plain(xd), yu = plain(yd), wu(wd, kF32, wst);
+  bool one_by_one = kvol == 1 && group == 1 && !transposed;
+  for (int i = 0; i < sr; ++i) one_by_one = one_by_one && pads[i] == 0 && pr[i] == 0;
+
+  std::ostringstream k;
+  k << (transposed ? "ConvTranspose " : "Conv ") << dims_text(xs, r) << "x" << dims_text(ws, r) << "->"
+    << dims_text(ys, r) << " s" << dims_text(strides, sr) << " p" << dims_text(pads, 2 * sr) << " d"
+    << dims_text(dil, sr) << " g" << group << " @" << omp_get_max_threads();
+  const std::string key = k.str();
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.prims.find(key);
+  if (it == s.prims.end()) {
+    try {
+      const memory::desc any_x(xd, kF32, memory::format_tag::any), any_y(yd, kF32, memory::format_tag::any),
+          any_w(wd, kF32, memory::format_tag::any);
+      const memory::desc& px = one_by_one ? xu : any_x;
+      const memory::desc& py = one_by_one ? yu : any_y;
+      const auto prop = dnnl::prop_kind::forward_inference;
+      Prim p;
+      std::string impl;
+      if (transposed) {
+        dnnl::deconvolution_forward::primitive_desc pd(
+            dnnl::deconvolution_forward::desc(prop, dnnl::algorithm::deconvolution_direct, px, any_w, py, st, dl, pl, pr),
+            engine().eng);
+        p = Prim{dnnl::deconvolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(), ""};
+        impl = pd.impl_info_str();
+      } else {
+        dnnl::convolution_forward::primitive_desc pd(
+            dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, px, any_w, py, st, dl, pl, pr),
+            engine().eng);
+        p = Prim{dnnl::convolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(), ""};
+        impl = pd.impl_info_str();
+      }
+      p.what = key + ": " + impl;
+      it = s.prims.emplace(key, std::move(p)).first;
+      s.order.push_back(key);
+    } catch (const dnnl::error& e) {
+      fail(key, e);
+    }
+  }
+  try {
+    execute(it->second, key, x, w, w_const != 0, y);
+  } catch (const dnnl::error& e) {
+    fail(key, e);
+  }
+}
+
+}  // namespace
+
+const fprt::ContractionLibrary& onednn_contractions() {
+  static const fprt::ContractionLibrary lib{&matmul, &conv};
+  return lib;
+}
+
+void onednn_forget_weights() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.weights.clear();
+}
+
+std::string onednn_implementations() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::string out;
+  for (const std::string& k : s.order) out += s.prims.at(k).what + "\n";
+  return out;
+}
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+}  // namespace fuseplan
