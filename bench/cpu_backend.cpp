@@ -5,7 +5,7 @@
 //      (median over --repeat rounds of the whole plan's time; each round runs
 //      every strategy once, so load changes hit all strategies alike) and the
 //      speedup of `cost` over each;
-//  (c) contraction epilogue per GEMM tile vs after the whole GEMM (conv+bias+
+//  (c) contraction epilogue in the contraction call vs as loop stages (conv+bias+
 //      relu, matmul+bias+gelu), interleaved in one run.
 // Usage: bench_cpu_backend [--part a|b|c] [--models F1,F2] [--batches 1,8]
 //                          [--repeat K] [--threads N]
@@ -159,10 +159,10 @@ void part_c(const Args& a) {
   };
   const DeviceSpec dev = load_device("host-cpu");
   const int nt = threads_used(a);
-  std::cout << "### (c) contraction epilogue per GEMM tile vs after the whole GEMM, " << nt
+  std::cout << "### (c) contraction epilogue in the call vs as loop stages, " << nt
             << " threads, median of " << std::max(a.repeat, 7) << " interleaved rounds; load average "
             << load_average() << "\n\n"
-            << "| case | groups | after whole GEMM, median ms | per tile, median ms | speedup: median of per-round ratios "
+            << "| case | groups | loop stages, median ms | in the call, median ms | speedup: median of per-round ratios "
                "(ratio of medians) | verify |\n|---|---|---|---|---|---|\n";
   for (const Case& c : cases) {
     fs::path p = fs::temp_directory_path() / "fuseplan_bench_epilogue.onnxtxt";

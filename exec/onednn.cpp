@@ -1,7 +1,5 @@
 #include "exec/onednn.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -15,6 +13,11 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "support/error.h"
+
+// libgomp's entry points, declared here rather than through <omp.h> so a
+// clang build links the runtime oneDNN uses, not clang's own.
+extern "C" int omp_get_max_threads(void);
+extern "C" void omp_set_num_threads(int);
 
 namespace fuseplan {
 namespace {
@@ -336,6 +339,9 @@ std::string onednn_implementations() {
   for (const std::string& k : s.order) out += s.prims.at(k).what + "\n";
   return out;
 }
+
+int contraction_threads() { return omp_get_max_threads(); }
+void set_contraction_threads(int n) { omp_set_num_threads(n); }
 
 std::string onednn_version() {
   const dnnl_version_t* v = dnnl_version();

@@ -41,6 +41,11 @@ void onednn_forget_weights();
 /// line "OP SHAPES: IMPL" (for `run --json` and tests).
 std::string onednn_implementations();
 
+/// The threads a contraction runs on now, and setting them: the OpenMP
+/// (libgomp) thread count that oneDNN and the generated kernels share.
+int contraction_threads();
+void set_contraction_threads(int n);
+
 /// oneDNN's version, e.g. "oneDNN 2.6.3".
 std::string onednn_version();
 

@@ -1,8 +1,6 @@
 // Probe of the CPU backend's contraction library's fixed cost per tile (see probe/gemm.h).
 #include "probe/gemm.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,8 +14,8 @@ double gemm_microkernel_ns(std::string& note) {
   const fprt::ContractionLibrary& lib = onednn_contractions();
   constexpr int64_t NR = 16, Ms[2] = {6, 384}, Ks[2] = {1, 16};
   std::vector<float> A(384 * 16, 0.5f), B(16 * NR, 0.25f), C(384 * NR);
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
+  const int threads = contraction_threads();
+  set_contraction_threads(1);
   double t[4];
   for (int k = 0; k < 2; ++k)
     for (int m = 0; m < 2; ++m) {
@@ -31,7 +29,7 @@ double gemm_microkernel_ns(std::string& note) {
       }
       t[2 * k + m] = best;
     }
-  omp_set_num_threads(threads);
+  set_contraction_threads(threads);
   constexpr double kRunsApart = 64 - 1;  // 384 / 6 tiles against 1
   const double per_run_k1 = (t[1] - t[0]) / kRunsApart, per_run_k16 = (t[3] - t[2]) / kRunsApart;
   const double at_k0 = std::max(0.0, per_run_k1 - (per_run_k16 - per_run_k1) / 15);

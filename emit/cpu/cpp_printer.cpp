@@ -50,7 +50,7 @@ class KernelPrinter : public InlineExprPrinter {
 
   void print() {
     line("// kernel of group " + std::to_string(kp_.group_id) + (kp_.row_dims ? " (row-resident, " +
-         std::to_string(kp_.row_dims) + " row dims)" : "") + (epi_lib_ != kNoNode ? " (epilogue per GEMM tile)" : ""));
+         std::to_string(kp_.row_dims) + " row dims)" : "") + (epi_lib_ != kNoNode ? " (epilogue in the contraction call)" : ""));
     for (const Stage& s : kp_.stages)
       line("//   stage " + std::string(g_.node(s.node).op) + " '" + comment_escape(g_.node(s.node).name) + "'" +
            (s.global ? " -> buffer" : " -> scratch"));
@@ -74,9 +74,9 @@ class KernelPrinter : public InlineExprPrinter {
  private:
   std::ostringstream& os_;
   const Stage* current_ = nullptr;
-  // Contraction epilogue applied per finished GEMM tile (fprt::conv_epilogue /
-  // matmul_epilogue): the library stage, the loop stages computed in the
-  // tile callback, and the buffer the contraction writes into when it is not
+  // Contraction epilogue applied right after the library call
+  // (fprt::conv_epilogue / matmul_epilogue): the library stage, the loop
+  // stages computed in the epilogue lambda, and the buffer the contraction writes into when it is not
   // materialised (the last epilogue stage's, updated in place) or kNoNode.
   NodeId epi_lib_ = kNoNode, epi_alias_ = kNoNode;
   std::vector<NodeId> epi_stages_;
@@ -89,13 +89,14 @@ class KernelPrinter : public InlineExprPrinter {
   }
 
   // The trailing loop stages of a flat group whose last library stage is a
-  // float Conv or MatMul can run per finished GEMM tile when every member
-  // that depends on the contraction is a per-element op (scalar op or Cast)
-  // of the contraction's shape reading its contraction-dependent operands at
-  // the same coordinates: then an element of the epilogue needs exactly the
-  // element of the contraction at the same offset, which is final once its
-  // tile's last K block is accumulated. Numerics are unchanged: the same
-  // expressions run on the same values, only earlier.
+  // float Conv or MatMul run as the contraction's epilogue (right after the
+  // library call, the contraction writing into the epilogue's output buffer
+  // and updated in place) when every member that depends on the contraction
+  // is a per-element op (scalar op or Cast) of the contraction's shape
+  // reading its contraction-dependent operands at the same coordinates: then
+  // an element of the epilogue needs exactly the element of the contraction
+  // at the same offset. Numerics are unchanged: the same expressions run on
+  // the same values.
   void find_tile_epilogue() {
     if (kp_.row_dims > 0 || kp_.stages.empty()) return;
     std::size_t li = kp_.stages.size();

@@ -20,9 +20,11 @@ extern const char* const kRuntimeText;
 /// `title` goes into the file's first comment (escaped).
 std::string print_cpp(const Graph& g, const std::vector<KernelPlan>& kernels, std::string_view title = "");
 
-/// Contraction epilogues per GEMM tile (default on). Off: the GEMM/conv
-/// writes its whole output, then the epilogue loops run over it (the
-/// previous code, kept for before/after measurements).
+/// Contraction epilogues inside the contraction's call (default on): the
+/// elementwise stages after a float Conv/MatMul run as a lambda over the
+/// output rows right after the library call (fprt::conv_epilogue /
+/// matmul_epilogue). Off: they run as the group's ordinary loop stages
+/// (kept for before/after measurements).
 void set_tile_epilogue(bool on);
 
 /// Comment-safe rendering of a model-provided string: characters outside
