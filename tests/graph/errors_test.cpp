@@ -90,6 +90,25 @@ TEST(ImportErrors, ConstantGatherIndexOutOfRange) {
   EXPECT_NO_THROW(import_model(d.write("ok3.onnxtxt", model("3")), test::opts(1)));
 }
 
+// Issue 33 row 14: TopK with k larger than its axis imported with the
+// axis length as output shape; ONNX requires 0 <= k <= the axis length.
+TEST(ImportErrors, TopKBeyondItsAxisIsRefused) {
+  auto model = [](const std::string& k) {
+    return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[3, 4] x) => (float[3, " + k +
+           "] v, int64[3, " + k + "] i) {\n  k = Constant<value = int64[1] {" + k + "}>()\n  v, i = TopK(x, k)\n}";
+  };
+  for (const std::string k : {"9", "5", "-1"}) {
+    const std::string e = file_error("t.onnxtxt", model(k));
+    EXPECT_TRUE(e.ends_with(": node 'v' (TopK): TopK k = " + k + " is outside [0, 4], the length of axis 1 of input "
+                            "f32[3,4]")) << e;
+  }
+  test::TempDir d;
+  for (const std::string k : {"4", "1", "0"}) {
+    Graph g = import_model(d.write("ok.onnxtxt", model(k)), test::opts(1));
+    EXPECT_EQ(g.node(g.find("v")).out.shape, (std::vector<int64_t>{3, std::stoll(k)}));
+  }
+}
+
 TEST(ImportErrors, TextSyntaxError) {
   std::string e = file_error("s.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N] x) => (float[N] y) {\n y = Relu(x\n}");
   EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
