@@ -1,5 +1,7 @@
-// Regression tests of the adversarial trial's rows that a whole run
-// reproduces: integer INT_MIN / -1 (row 1) and negative pads (row 7).
+// Regression tests of the adversarial trial's rows (issue 33) that a whole
+// run reproduces: integer INT_MIN / -1 (row 1), negative pads (row 7),
+// --inputs of a weight placeholder (row 15), a negative median in a later
+// measurement file (row 16).
 #include <gtest/gtest.h>
 
 #include "tests/cli/cli_util.h"
@@ -72,6 +74,33 @@ m (float[2, 4] x, float[4, 3] w) => (float[2, 3] y) {
                  "--inputs names 't', a tensor the model computes (op MatMul), not a graph input");
   expect_refused(fuseplan({"run", model, "--device", "host-cpu", "--inputs", "nope=" + t}),
                  "--inputs names 'nope', which is no tensor of the model");
+}
+
+// Row 16: a record with median -5 us was refused inside one file, by the
+// fit, but accepted from a later file, where the median over runs hid it.
+// Either way it is refused naming its file and line.
+TEST(CliReliability, ANegativeMedianIsRefusedInAnyFile) {
+  const std::string dir = fresh_dir("negative-median");
+  auto record = [](int group, const std::string& median) {
+    return R"({"schema": "fuseplan.measurement/1", "model": "m.onnxtxt", "group": )" + std::to_string(group) +
+           R"(, "group_key": "k)" + std::to_string(group) + R"(", "device": "host-cpu", "predicted": {"bytes_read": )" +
+           std::to_string(1024 * (group + 1)) + R"(, "bytes_written": 256, "flops_contraction": 0, )" +
+           R"("flops_other": 64, "predicted_us": 1}, "measured": {"median_us": )" + median + "}}\n";
+  };
+  std::string good;
+  for (int g = 0; g < 12; ++g) good += record(g, std::to_string(2 + g));
+  // Two good runs and the bad one: the median over the three runs was 2.
+  const std::string first = write(dir, "first.jsonl", good), again = write(dir, "again.jsonl", good);
+  const std::string second = write(dir, "second.jsonl", record(0, "-5"));
+  const std::string alone = write(dir, "alone.jsonl", record(0, "-5") + good);
+  const std::string msg = "1: measurement.measured: field 'median_us' must be a time > 0, got -5.0";
+  for (const char* cmd : {"calibrate", "accuracy"}) {
+    SCOPED_TRACE(cmd);
+    const std::string out = dir + "/" + cmd + ".out";
+    expect_refused(fuseplan({cmd, "--device", "host-cpu", alone, "-o", out}), alone + ":" + msg);
+    expect_refused(fuseplan({cmd, "--device", "host-cpu", first, again, second, "-o", out}), second + ":" + msg);
+    EXPECT_FALSE(fs::exists(out));
+  }
 }
 
 }  // namespace
