@@ -2,8 +2,10 @@
 // opset check. Every failure is one fuseplan::Error line.
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include <google/protobuf/io/coded_stream.h>
 #include <onnx/defs/parser.h>
 
 #include "graph/import_internal.h"
@@ -26,14 +28,130 @@ std::string one_line(std::string s, std::size_t max = 200) {
   if (out.size() > max) out = out.substr(0, max) + "...";
   return out;
 }
+
+[[noreturn]] void too_deep() {
+  throw Error("model nests subgraphs deeper than " + std::to_string(kMaxSubgraphDepth) +
+              " (If/Loop/Scan bodies inside bodies; the limit bounds the importer's recursion)");
+}
+
+// The subgraph depth of serialized ModelProto bytes, read from the wire
+// format without recursion, so that a model nested too deep for protobuf's
+// recursive parser is refused by name (too_deep) rather than as a failed
+// parse. Follows only the fields that lead to subgraphs: ModelProto.graph (7)
+// and .functions (25), GraphProto.node (1), FunctionProto.node (7) and
+// .attribute_proto (11), NodeProto.attribute (5), AttributeProto.g (6) and
+// .graphs (11). Stops quietly at a malformed field: the parse reports it.
+void check_binary_depth(std::string_view b) {
+  enum class M { model, graph, function, node, attribute };
+  struct Frame { M m; std::size_t end; int depth; };
+  std::vector<Frame> stack{{M::model, b.size(), 0}};
+  std::size_t pos = 0;
+  auto varint = [&](uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64 && pos < stack.back().end; shift += 7) {
+      const auto c = static_cast<unsigned char>(b[pos++]);
+      v |= static_cast<uint64_t>(c & 0x7f) << shift;
+      if (!(c & 0x80)) return true;
+    }
+    return false;
+  };
+  while (!stack.empty()) {
+    if (pos >= stack.back().end) {
+      pos = stack.back().end;
+      stack.pop_back();
+      continue;
+    }
+    uint64_t tag = 0, v = 0;
+    if (!varint(tag)) return;
+    const uint64_t field = tag >> 3;
+    switch (tag & 7) {
+      case 0: if (!varint(v)) return; break;
+      case 1: pos += 8; break;
+      case 5: pos += 4; break;
+      case 2: {
+        if (!varint(v) || v > stack.back().end - pos) return;
+        const Frame& f = stack.back();
+        std::optional<M> child;
+        int depth = f.depth;
+        if (f.m == M::model && field == 7) child = M::graph;
+        else if (f.m == M::model && field == 25) child = M::function;
+        else if ((f.m == M::graph && field == 1) || (f.m == M::function && field == 7)) child = M::node;
+        else if ((f.m == M::node && field == 5) || (f.m == M::function && field == 11)) child = M::attribute;
+        else if (f.m == M::attribute && (field == 6 || field == 11)) child = M::graph, ++depth;
+        if (depth > kMaxSubgraphDepth) too_deep();
+        if (child) stack.push_back({*child, pos + v, depth});
+        else pos += v;
+        break;
+      }
+      default: return;  // groups (3, 4) are not in onnx.proto
+    }
+    if (pos > stack.back().end) return;
+  }
+}
+
+// Before the ONNX text parser, which recurses per bracket: a graph body is a
+// { } block, so a subgraph at depth d opens d + 1 braces (d + 2 around a
+// tensor literal in it). Strings and # comments are skipped, and "=>" is no
+// bracket. The exact depth is checked on the parsed model (check_depth).
+void check_text_nesting(std::string_view t) {
+  constexpr int kMaxBraces = kMaxSubgraphDepth + 2;
+  constexpr int kMaxBrackets = 4 * kMaxBraces;  // with ( [ < per level and nested types
+  int braces = 0, brackets = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '"') {
+      for (++i; i < t.size() && t[i] != '"'; ++i)
+        if (t[i] == '\\') ++i;
+    } else if (c == '#') {
+      while (i < t.size() && t[i] != '\n') ++i;
+    } else if (c == '=' && i + 1 < t.size() && t[i + 1] == '>') {
+      ++i;
+    } else if (c == '{' || c == '(' || c == '[' || c == '<') {
+      if (c == '{' && ++braces > kMaxBraces) too_deep();
+      if (++brackets > kMaxBrackets)
+        throw Error("ONNX text syntax error: brackets nested deeper than " + std::to_string(kMaxBrackets));
+    } else if (c == '}' || c == ')' || c == ']' || c == '>') {
+      if (c == '}') braces = std::max(0, braces - 1);
+      brackets = std::max(0, brackets - 1);
+    }
+  }
+}
+
+// The exact subgraph depth of a parsed model (its graph and its functions),
+// walked with an explicit stack.
+void check_depth(const onnx::ModelProto& m) {
+  std::vector<std::pair<const onnx::NodeProto*, int>> todo;
+  auto add_nodes = [&](const auto& nodes, int depth) {
+    for (const auto& n : nodes) todo.emplace_back(&n, depth);
+  };
+  add_nodes(m.graph().node(), 0);
+  for (const auto& f : m.functions()) add_nodes(f.node(), 0);
+  while (!todo.empty()) {
+    auto [n, depth] = todo.back();
+    todo.pop_back();
+    for (const auto& a : n->attribute()) {
+      if (!a.has_g() && a.graphs_size() == 0) continue;
+      if (depth + 1 > kMaxSubgraphDepth) too_deep();
+      if (a.has_g()) add_nodes(a.g().node(), depth + 1);
+      for (const auto& g : a.graphs()) add_nodes(g.node(), depth + 1);
+    }
+  }
+}
 }  // namespace
 
 onnx::ModelProto load_binary(std::string_view bytes) {
   if (bytes.empty()) throw Error("empty model: no bytes to parse");
   if (bytes.size() > static_cast<std::size_t>(INT32_MAX)) throw Error("model larger than 2 GiB: not supported");
+  check_binary_depth(bytes);
   onnx::ModelProto m;
-  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  // protobuf's default limit (100 nested messages) stops near 31 subgraph
+  // levels; each level is 3 (NodeProto, AttributeProto, GraphProto).
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(3 * kMaxSubgraphDepth + 32);
+  if (!m.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     throw Error("not a valid ONNX model: protobuf parse failed (truncated or corrupt file?)");
+  check_depth(m);
   if (!m.has_graph()) throw Error("not a valid ONNX model: no graph");
   if (m.graph().node_size() == 0 && m.graph().output_size() == 0)
     throw Error("not a valid ONNX model: the graph has no nodes and no outputs");
@@ -44,6 +162,7 @@ onnx::ModelProto load_text(std::string_view text) {
   if (text.empty()) throw Error("empty model: no text to parse");
   std::string s(text);  // the parser needs a NUL-terminated buffer
   if (s.find('\0') != std::string::npos) throw Error("ONNX text syntax error: NUL byte in text");
+  check_text_nesting(s);
   onnx::ModelProto m;
   onnx::Common::Status st;
   try {
@@ -52,6 +171,7 @@ onnx::ModelProto load_text(std::string_view text) {
     throw Error("ONNX text syntax error: " + one_line(e.what()));
   }
   if (!st.IsOK()) throw Error("ONNX text syntax error: " + one_line(st.ErrorMessage()));
+  check_depth(m);
   if (m.graph().node_size() == 0 && m.graph().output_size() == 0)
     throw Error("ONNX text syntax error: no graph (expected '<header> name (inputs) => (outputs) { nodes }')");
   return m;

@@ -1,7 +1,7 @@
 // Regression tests of the adversarial trial's rows (issue 33) that a whole
 // run reproduces: integer INT_MIN / -1 (row 1), negative pads (row 7),
 // --inputs of a weight placeholder (row 15), a negative median in a later
-// measurement file (row 16).
+// measurement file (row 16), subgraphs nested thousands deep (row 2).
 #include <gtest/gtest.h>
 
 #include "tests/cli/cli_util.h"
@@ -100,6 +100,27 @@ TEST(CliReliability, ANegativeMedianIsRefusedInAnyFile) {
     expect_refused(fuseplan({cmd, "--device", "host-cpu", alone, "-o", out}), alone + ":" + msg);
     expect_refused(fuseplan({cmd, "--device", "host-cpu", first, again, second, "-o", out}), second + ":" + msg);
     EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+// Row 2: ONNX text nesting If branches 5000 deep crashed inspect (SIGSEGV
+// in the text parser). It is refused with one line, as deep as it goes.
+TEST(CliReliability, SubgraphsNestedThousandsDeepAreRefusedNotACrash) {
+  const std::string dir = fresh_dir("deep-if");
+  for (const int depth : {65, 5000, 50000}) {
+    SCOPED_TRACE(depth);
+    std::string open, close;
+    for (int level = 1; level <= depth; ++level)
+      open += "y" + std::to_string(level - 1) + " = If(c) <then_branch = t" + std::to_string(level) +
+              " () => (float[4] y" + std::to_string(level) + ") { ";
+    for (int level = depth; level >= 1; --level)
+      close += " }, else_branch = e" + std::to_string(level) + " () => (float[4] z" + std::to_string(level) +
+               ") { z" + std::to_string(level) + " = Identity(x) }>";
+    const std::string model =
+        write(dir, "deep.onnxtxt",
+              "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c, float[4] x) => (float[4] y0) {\n  " + open + "y" +
+                  std::to_string(depth) + " = Identity(x)" + close + "\n}\n");
+    expect_refused(fuseplan({"inspect", model}), "deep.onnxtxt: model nests subgraphs deeper than 64");
   }
 }
 

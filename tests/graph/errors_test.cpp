@@ -109,6 +109,73 @@ TEST(ImportErrors, TopKBeyondItsAxisIsRefused) {
   }
 }
 
+// ONNX text whose If then_branch nests `depth` levels deep.
+std::string nested_if_text(int depth) {
+  std::string open, close;
+  for (int level = 1; level <= depth; ++level) {
+    const std::string l = std::to_string(level);
+    open += "y" + std::to_string(level - 1) + " = If(c) <then_branch = t" + l + " () => (float[4] y" + l + ") { ";
+  }
+  for (int level = depth; level >= 1; --level) {
+    const std::string l = std::to_string(level);
+    close += " }, else_branch = e" + l + " () => (float[4] z" + l + ") { z" + l + " = Identity(x) }>";
+  }
+  return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c, float[4] x) => (float[4] y0) {\n  " + open + "y" +
+         std::to_string(depth) + " = Identity(x)" + close + "\n}\n";
+}
+
+// Protobuf wire format: a length-delimited field, a varint field.
+std::string varint(uint64_t v) {
+  std::string s;
+  for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7f) | 0x80);
+  return s + static_cast<char>(v);
+}
+std::string field(int number, const std::string& payload) {
+  return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(payload.size()) + payload;
+}
+
+// A binary ModelProto g(bool c, float[4] x) => (float y) whose If
+// then_branch nests `depth` levels deep (each branch: y = If(c), the
+// innermost y = Identity(x)).
+std::string nested_if_binary(int depth) {
+  std::string graph = field(1, field(1, "x") + field(2, "y") + field(4, "Identity"));  // GraphProto.node
+  for (int level = 0; level < depth; ++level) {
+    const std::string attr = field(1, "then_branch") + field(6, graph) + varint(20 << 3) + varint(5);  // type GRAPH
+    graph = field(1, field(1, "c") + field(2, "y") + field(4, "If") + field(5, attr));
+  }
+  auto value_info = [](const std::string& name, int elem_type, const std::string& shape) {
+    return field(1, name) + field(2, field(1, varint(1 << 3) + varint(elem_type) + shape));  // type.tensor_type
+  };
+  const std::string dim4 = field(1, varint(1 << 3) + varint(4));  // TensorShapeProto.dim {dim_value: 4}
+  graph += field(11, value_info("c", 9, field(2, ""))) + field(11, value_info("x", 1, field(2, dim4))) +
+           field(12, value_info("y", 1, ""));
+  return varint(1 << 3) + varint(8) + field(8, field(1, "") + varint(2 << 3) + varint(17)) + field(7, graph);
+}
+
+// Issue 33 row 2: ONNX text nesting If 5000 deep crashed the text parser
+// (SIGSEGV, stack overflow). Every recursion over subgraphs is bounded by
+// kMaxSubgraphDepth, refused by name at loading in either format.
+TEST(ImportErrors, SubgraphsNestedPastTheLimitAreRefusedInEitherFormat) {
+  const std::string msg = "model nests subgraphs deeper than " + std::to_string(kMaxSubgraphDepth);
+  for (int depth : {kMaxSubgraphDepth + 1, 5000}) {
+    SCOPED_TRACE(depth);
+    EXPECT_NE(error_of([&] { test::import_text(nested_if_text(depth)); }).find(msg), std::string::npos);
+    EXPECT_NE(error_of([&] { import_onnx_binary(nested_if_binary(depth), {}); }).find(msg), std::string::npos);
+  }
+  // At the limit both formats import: the binary one past protobuf's default
+  // limit of 100 nested messages (3 per level).
+  EXPECT_NE(test::import_text(nested_if_text(kMaxSubgraphDepth)).find("y0"), kNoNode);
+  EXPECT_NE(import_onnx_binary(nested_if_binary(kMaxSubgraphDepth), {}).find("y"), kNoNode);
+  // Deep brackets that are no subgraphs (nested sequence types) are refused
+  // before the parser too.
+  std::string type = "float";
+  for (int k = 0; k < 5000; ++k) type = "seq(" + type + ")";
+  const std::string e = error_of([&] {
+    test::import_text("<ir_version: 8, opset_import: [\"\" : 17]>\ng (" + type + " x) => (float[4] y) { y = Relu(x) }");
+  });
+  EXPECT_NE(e.find("ONNX text syntax error: brackets nested deeper than"), std::string::npos) << e;
+}
+
 TEST(ImportErrors, TextSyntaxError) {
   std::string e = file_error("s.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N] x) => (float[N] y) {\n y = Relu(x\n}");
   EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
