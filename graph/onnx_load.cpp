@@ -4,11 +4,13 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/defs/parser.h>
 
 #include "graph/import_internal.h"
+#include "support/format.h"
 #include "support/input_file.h"
 
 namespace fuseplan::detail {
@@ -23,10 +25,10 @@ std::string one_line(std::string s, std::size_t max = 200) {
     }
     if (space && !out.empty()) out += ' ';
     space = false;
-    out += (static_cast<unsigned char>(c) < 32) ? '?' : c;
+    out += c;
   }
-  if (out.size() > max) out = out.substr(0, max) + "...";
-  return out;
+  if (out.size() > max) return escape_name(out.substr(0, max)) + "...";
+  return escape_name(out);
 }
 
 [[noreturn]] void too_deep() {
@@ -137,7 +139,104 @@ void check_depth(const onnx::ModelProto& m) {
     }
   }
 }
+// Every string of a model that fuseplan may print or write, through
+// escape_name (support/format.h): names of tensors, nodes, graphs and
+// functions, op types and domains, dim_params, string attributes. Tensor
+// names must stay distinct: two that escape alike are refused. Recurses per
+// subgraph level (at most kMaxSubgraphDepth, checked first) and per nested
+// type (bounded by the parsers' nesting limits).
+class NameEscaper {
+ public:
+  void model(onnx::ModelProto& m) {
+    esc(m.mutable_producer_name());
+    esc(m.mutable_domain());
+    for (auto& o : *m.mutable_opset_import()) esc(o.mutable_domain());
+    graph(*m.mutable_graph());
+    for (auto& f : *m.mutable_functions()) {
+      esc(f.mutable_name());
+      esc(f.mutable_domain());
+      for (auto& x : *f.mutable_input()) esc(&x);
+      for (auto& x : *f.mutable_output()) esc(&x);
+      for (auto& x : *f.mutable_attribute()) esc(&x);
+      for (auto& n : *f.mutable_node()) node(n);
+    }
+  }
+
+ private:
+  std::unordered_map<std::string, std::string> original_;  // escaped tensor name -> the name it came from
+
+  static bool esc(std::string* s) {
+    std::string e = escape_name(*s);
+    if (e == *s) return false;
+    *s = std::move(e);
+    return true;
+  }
+  // A tensor name, escaped; refused when another name escapes alike.
+  void tensor(std::string* s, bool check = true) {
+    std::string from = *s;
+    esc(s);
+    if (!check || s->empty()) return;
+    auto [it, fresh] = original_.emplace(*s, from);
+    if (!fresh && it->second != from)
+      throw Error("two tensor names read '" + *s + "' once their non-printable bytes are escaped as \\xNN; rename one");
+  }
+  void type(onnx::TypeProto& t) {
+    esc(t.mutable_denotation());
+    auto shape = [&](onnx::TensorShapeProto* sh) {
+      for (auto& d : *sh->mutable_dim()) {
+        if (d.has_dim_param()) esc(d.mutable_dim_param());
+        esc(d.mutable_denotation());
+      }
+    };
+    if (t.has_tensor_type() && t.tensor_type().has_shape()) shape(t.mutable_tensor_type()->mutable_shape());
+    if (t.has_sparse_tensor_type() && t.sparse_tensor_type().has_shape())
+      shape(t.mutable_sparse_tensor_type()->mutable_shape());
+    if (t.has_sequence_type() && t.sequence_type().has_elem_type())
+      type(*t.mutable_sequence_type()->mutable_elem_type());
+    if (t.has_optional_type() && t.optional_type().has_elem_type())
+      type(*t.mutable_optional_type()->mutable_elem_type());
+    if (t.has_map_type() && t.map_type().has_value_type()) type(*t.mutable_map_type()->mutable_value_type());
+  }
+  void value_info(onnx::ValueInfoProto& vi, bool check = true) {
+    tensor(vi.mutable_name(), check);
+    if (vi.has_type()) type(*vi.mutable_type());
+  }
+  void attribute(onnx::AttributeProto& a) {
+    esc(a.mutable_name());
+    esc(a.mutable_ref_attr_name());
+    if (a.has_s()) esc(a.mutable_s());
+    for (auto& x : *a.mutable_strings()) esc(&x);
+    if (a.has_t()) tensor(a.mutable_t()->mutable_name(), false);
+    for (auto& t : *a.mutable_tensors()) tensor(t.mutable_name(), false);
+    if (a.has_tp()) type(*a.mutable_tp());
+    for (auto& t : *a.mutable_type_protos()) type(t);
+    if (a.has_g()) graph(*a.mutable_g());
+    for (auto& g : *a.mutable_graphs()) graph(g);
+  }
+  void node(onnx::NodeProto& n) {
+    esc(n.mutable_name());
+    esc(n.mutable_op_type());
+    esc(n.mutable_domain());
+    for (auto& x : *n.mutable_input()) tensor(&x);
+    for (auto& x : *n.mutable_output()) tensor(&x);
+    for (auto& a : *n.mutable_attribute()) attribute(a);
+  }
+  void graph(onnx::GraphProto& g) {
+    esc(g.mutable_name());
+    for (auto& t : *g.mutable_initializer()) tensor(t.mutable_name());
+    for (auto& t : *g.mutable_sparse_initializer()) {
+      tensor(t.mutable_values()->mutable_name());
+      tensor(t.mutable_indices()->mutable_name(), false);
+    }
+    for (auto& vi : *g.mutable_input()) value_info(vi);
+    for (auto& vi : *g.mutable_output()) value_info(vi);
+    for (auto& vi : *g.mutable_value_info()) value_info(vi);
+    for (auto& n : *g.mutable_node()) node(n);
+  }
+};
 }  // namespace
+
+void escape_model_names(onnx::ModelProto& m) { NameEscaper().model(m); }
 
 onnx::ModelProto load_binary(std::string_view bytes) {
   if (bytes.empty()) throw Error("empty model: no bytes to parse");
@@ -152,6 +251,7 @@ onnx::ModelProto load_binary(std::string_view bytes) {
   if (!m.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     throw Error("not a valid ONNX model: protobuf parse failed (truncated or corrupt file?)");
   check_depth(m);
+  escape_model_names(m);
   if (!m.has_graph()) throw Error("not a valid ONNX model: no graph");
   if (m.graph().node_size() == 0 && m.graph().output_size() == 0)
     throw Error("not a valid ONNX model: the graph has no nodes and no outputs");
@@ -172,6 +272,7 @@ onnx::ModelProto load_text(std::string_view text) {
   }
   if (!st.IsOK()) throw Error("ONNX text syntax error: " + one_line(st.ErrorMessage()));
   check_depth(m);
+  escape_model_names(m);
   if (m.graph().node_size() == 0 && m.graph().output_size() == 0)
     throw Error("ONNX text syntax error: no graph (expected '<header> name (inputs) => (outputs) { nodes }')");
   return m;

@@ -1,9 +1,13 @@
 // Regression tests of the adversarial trial's rows (issue 33) that a whole
 // run reproduces: integer INT_MIN / -1 (row 1), negative pads (row 7),
 // --inputs of a weight placeholder (row 15), a negative median in a later
-// measurement file (row 16), subgraphs nested thousands deep (row 2).
+// measurement file (row 16), subgraphs nested thousands deep (row 2),
+// model names with invalid UTF-8 and control bytes (rows 6 and 11).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "support/format.h"
 #include "tests/cli/cli_util.h"
 
 namespace fuseplan::test {
@@ -122,6 +126,67 @@ TEST(CliReliability, SubgraphsNestedThousandsDeepAreRefusedNotACrash) {
                   std::to_string(depth) + " = Identity(x)" + close + "\n}\n");
     expect_refused(fuseplan({"inspect", model}), "deep.onnxtxt: model nests subgraphs deeper than 64");
   }
+}
+
+// Protobuf wire format: a varint, a length-delimited field.
+std::string varint(uint64_t v) {
+  std::string s;
+  for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7f) | 0x80);
+  return s + static_cast<char>(v);
+}
+std::string field(int number, const std::string& payload) {
+  return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(payload.size()) + payload;
+}
+
+// Rows 6 and 11: a binary model (text syntax cannot spell these names)
+// x[4] -> Relu -> Exp -> y whose names hold byte 0xFF, ESC sequences (colour,
+// window title) and a newline. search -o, cost --json and run --json failed
+// with "internal error: [json.exception.type_error.316] invalid UTF-8"; the
+// tables passed the control bytes to the terminal. Names are escaped at
+// import, so every output is valid UTF-8 free of control bytes.
+TEST(CliReliability, ModelNamesWithInvalidUtf8AndControlBytesAreEscapedOnEveryOutput) {
+  const std::string dir = fresh_dir("odd-names");
+  const std::string x = "x\xFF", e = "e\x1B[31m\x1B]0;title\x07", y = "y\nnew";
+  auto value_info = [](const std::string& name) {
+    const std::string dim4 = field(1, varint(1 << 3) + varint(4));
+    return field(1, name) + field(2, field(1, varint(1 << 3) + varint(1) + field(2, dim4)));
+  };
+  auto node = [](const std::string& op, const std::string& in, const std::string& out, const std::string& name) {
+    return field(1, field(1, in) + field(2, out) + field(3, name) + field(4, op));
+  };
+  const std::string graph = node("Relu", x, e, "relu\x1B[2J") + node("Exp", e, y, "exp\xC0") +
+                            field(11, value_info(x)) + field(12, value_info(y));
+  const std::string model = write(dir, "odd.onnx", varint(1 << 3) + varint(8) +
+                                                       field(8, field(1, "") + varint(2 << 3) + varint(17)) +
+                                                       field(7, graph));
+  // No byte a terminal acts on: each line is printable ASCII or UTF-8
+  // (fuseplan's own "×", "µs"), with no control byte, DEL or invalid UTF-8.
+  auto expect_clean = [](const std::string& what, const std::string& text) {
+    std::stringstream ss(text);
+    for (std::string line; std::getline(ss, line);) EXPECT_EQ(escape_name(line), line) << what;
+  };
+  const std::string plan = dir + "/plan.json";
+  Result r = fuseplan({"search", model, "--device", "host-cpu", "-o", plan});
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_clean("search stdout", r.out + r.err);
+  const std::string text = slurp(plan);
+  expect_clean("plan.json", text);
+  EXPECT_NE(text.find(R"("x\\xFF")"), std::string::npos) << text;  // JSON spells the backslash "\\"
+  EXPECT_NE(text.find(R"("y\\x0Anew")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(e\\x1B[31m\\x1B]0;title\\x07)"), std::string::npos) << text;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(text));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"inspect", model}, {"inspect", model, "--json"},
+        {"cost", model, "--device", "host-cpu"}, {"cost", model, "--device", "host-cpu", "--json"},
+        {"explain", plan}, {"run", model, "--plan", plan, "--verify", "--json"}}) {
+    SCOPED_TRACE(args[0] + " " + args.back());
+    r = fuseplan(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    expect_clean("stdout", r.out);
+    expect_clean("stderr", r.err);
+    if (args.back() == "--json") EXPECT_NO_THROW((void)nlohmann::json::parse(r.out)) << r.out;
+  }
+  EXPECT_NE(fuseplan({"inspect", model}).out.find("x\\xFF"), std::string::npos);
 }
 
 }  // namespace

@@ -176,6 +176,52 @@ TEST(ImportErrors, SubgraphsNestedPastTheLimitAreRefusedInEitherFormat) {
   EXPECT_NE(e.find("ONNX text syntax error: brackets nested deeper than"), std::string::npos) << e;
 }
 
+// A binary ModelProto (opset 17) of float[4] inputs and outputs and nodes
+// {op, inputs, outputs, name}, names given byte for byte.
+struct WireNode { std::string op; std::vector<std::string> in, out; std::string name; };
+std::string wire_model(const std::vector<std::string>& inputs, const std::vector<WireNode>& nodes,
+                       const std::vector<std::string>& outputs) {
+  auto value_info = [](const std::string& name) {
+    const std::string dim4 = field(1, varint(1 << 3) + varint(4));
+    return field(1, name) + field(2, field(1, varint(1 << 3) + varint(1) + field(2, dim4)));
+  };
+  std::string graph;
+  for (const auto& n : nodes) {
+    std::string node;
+    for (const auto& i : n.in) node += field(1, i);
+    for (const auto& o : n.out) node += field(2, o);
+    graph += field(1, node + field(3, n.name) + field(4, n.op));
+  }
+  for (const auto& i : inputs) graph += field(11, value_info(i));
+  for (const auto& o : outputs) graph += field(12, value_info(o));
+  return varint(1 << 3) + varint(8) + field(8, field(1, "") + varint(2 << 3) + varint(17)) + field(7, graph);
+}
+
+// Issue 33 rows 6 and 11: a tensor name with byte 0xFF imported and broke
+// every JSON output (nlohmann type_error.316); ESC sequences and newlines
+// reached terminals raw. Every model-supplied string is escaped at loading
+// (escape_name), and two names that escape alike are refused.
+TEST(ImportErrors, ModelNamesAreEscapedAndStayDistinct) {
+  const std::string x = "x\xFF", e = "e\x1B[31m\x1B]0;title\x07", y = "y\nnew";
+  Graph g = import_onnx_binary(
+      wire_model({x}, {{"Relu", {x}, {e}, "relu\n1"}, {"Op\x1B[1m", {e}, {y}, "odd"}}, {y}), {});
+  EXPECT_NE(g.find("x\\xFF"), kNoNode);
+  EXPECT_NE(g.find("e\\x1B[31m\\x1B]0;title\\x07"), kNoNode);
+  ASSERT_NE(g.find("y\\x0Anew"), kNoNode);
+  EXPECT_EQ(g.node(g.find("y\\x0Anew")).op, "Op\\x1B[1m");  // an unknown op's name too
+  for (NodeId v = 0; v < g.size(); ++v)
+    for (const std::string* s : {&g.node(v).name, &g.node(v).origin, &g.node(v).op, &g.node(v).onnx_op})
+      for (unsigned char c : *s) EXPECT_TRUE(c >= 0x20 && c < 0x7F) << *s;
+  for (const auto& w : g.warnings)
+    for (unsigned char c : w) EXPECT_TRUE(c >= 0x20 && c != 0x7F) << w;
+  // "a\xFF" escapes to the literal text of the other name.
+  const std::string err = error_of([] {
+    import_onnx_binary(wire_model({"a\xFF", "a\\xFF"}, {{"Add", {"a\xFF", "a\\xFF"}, {"y"}, ""}}, {"y"}), {});
+  });
+  EXPECT_NE(err.find("two tensor names read 'a\\xFF' once their non-printable bytes are escaped as \\xNN; rename one"),
+            std::string::npos) << err;
+}
+
 TEST(ImportErrors, TextSyntaxError) {
   std::string e = file_error("s.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N] x) => (float[N] y) {\n y = Relu(x\n}");
   EXPECT_NE(e.find("syntax error"), std::string::npos) << e;
