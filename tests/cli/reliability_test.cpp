@@ -189,5 +189,31 @@ TEST(CliReliability, ModelNamesWithInvalidUtf8AndControlBytesAreEscapedOnEveryOu
   EXPECT_NE(fuseplan({"inspect", model}).out.find("x\\xFF"), std::string::npos);
 }
 
+// Row 11, plan files: a hand-edited plan whose names hold "\u001b[31m" (valid
+// JSON) printed the ESC raw in explain's table. Plan strings are escaped as
+// model names are; a plan fuseplan wrote reads unchanged.
+TEST(CliReliability, ControlBytesInAPlanFileAreEscapedToo) {
+  const std::string dir = fresh_dir("odd-plan");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string plan = dir + "/plan.json";
+  ASSERT_EQ(fuseplan({"search", model, "--device", "host-cpu", "--batch", "2", "--strategy", "unfused", "-o", plan}).code, 0);
+  std::string text = slurp(plan);
+  std::string::size_type at = 0;
+  int renamed = 0;
+  for (; (at = text.find("\"t\"", at)) != std::string::npos; ++renamed) text.replace(at, 3, R"("t\u001b[31m\n")");
+  ASSERT_GT(renamed, 0) << text;
+  const std::string edited = write(dir, "edited.json", text);
+  Result r = fuseplan({"explain", edited});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1B'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("t\\x1B[31m\\x0A"), std::string::npos) << r.out;
+  // cost --plan looks the escaped name up in the model and names it, escaped.
+  expect_refused(fuseplan({"cost", model, "--device", "host-cpu", "--batch", "2", "--plan", edited}),
+                 "no primitive named 't\\x1B[31m\\x0A' in the model");
+  Result same = fuseplan({"explain", plan});
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.out.find("\\x"), std::string::npos) << same.out;
+}
+
 }  // namespace
 }  // namespace fuseplan::test
