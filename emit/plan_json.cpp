@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/format.h"
+
 namespace fuseplan {
 
 using ordered_json = nlohmann::ordered_json;
@@ -74,12 +76,43 @@ std::string json_error(const nlohmann::json::exception& e) {
   return msg;
 }
 
-nlohmann::json parse_plan(const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    bad("not JSON (" + json_error(e) + ")");
+// Every string and key of a plan file through escape_name (support/format.h),
+// as the importer escapes a model's names: a plan fuseplan wrote is unchanged
+// (its names are escaped already, and escaping is idempotent); a hand-edited
+// "\u001b" or newline reaches neither a terminal nor a table raw. Walks with
+// an explicit stack: a plan file may nest arbitrarily deep.
+void escape_strings(nlohmann::json& root) {
+  std::vector<nlohmann::json*> todo{&root};
+  while (!todo.empty()) {
+    nlohmann::json& j = *todo.back();
+    todo.pop_back();
+    if (j.is_string()) {
+      std::string e = escape_name(j.get_ref<const std::string&>());
+      if (e != j.get_ref<const std::string&>()) j = std::move(e);
+    } else if (j.is_object()) {
+      bool keys_ok = true;
+      for (const auto& [k, v] : j.items()) keys_ok = keys_ok && escape_name(k) == k;
+      if (!keys_ok) {
+        nlohmann::json o = nlohmann::json::object();
+        for (auto& [k, v] : j.items()) o[escape_name(k)] = std::move(v);
+        j = std::move(o);
+      }
+      for (auto& v : j) todo.push_back(&v);
+    } else if (j.is_array()) {
+      for (auto& v : j) todo.push_back(&v);
+    }
   }
+}
+
+nlohmann::json parse_plan(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    bad("not JSON (" + escape_name(json_error(e)) + ")");
+  }
+  escape_strings(j);
+  return j;
 }
 
 // What can be checked without the model: the schema, each group's kind and

@@ -31,15 +31,18 @@ void add_dim_params(const onnx::ValueInfoProto& vi, std::vector<std::string>& ou
 
 // The dim_params of the declared types --dim also binds (bind_declared):
 // outputs, value_info, and every subgraph's inputs, outputs and value_info.
-void add_declared_dims(const onnx::GraphProto& g, std::vector<std::string>& out, bool with_inputs) {
+// Recurses per subgraph level: loading refused models deeper than kMaxSubgraphDepth.
+void add_declared_dims(const onnx::GraphProto& g, std::vector<std::string>& out, bool with_inputs, int depth = 0) {
+  FUSEPLAN_ASSERT(depth <= kMaxSubgraphDepth,
+                  "subgraph depth " + std::to_string(depth) + " past the limit checked at loading");
   if (with_inputs)
     for (const auto& vi : g.input()) add_dim_params(vi, out);
   for (const auto& vi : g.output()) add_dim_params(vi, out);
   for (const auto& vi : g.value_info()) add_dim_params(vi, out);
   for (const auto& n : g.node())
     for (const auto& a : n.attribute()) {
-      if (a.has_g()) add_declared_dims(a.g(), out, true);
-      for (const auto& sub : a.graphs()) add_declared_dims(sub, out, true);
+      if (a.has_g()) add_declared_dims(a.g(), out, true, depth + 1);
+      for (const auto& sub : a.graphs()) add_declared_dims(sub, out, true, depth + 1);
     }
 }
 

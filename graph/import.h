@@ -36,11 +36,23 @@ struct ImportOptions {
   bool known_dims_only = false;
 };
 
+/// Deepest nesting of subgraphs a model may have: a node's graph attribute
+/// (If's branches, Loop's and Scan's bodies) is depth 1, a subgraph inside
+/// it depth 2, and so on. The ONNX text parser, protobuf's parser and
+/// destructors, libonnx's shape inference and the importer's own walks over
+/// subgraphs recurse once or more per level, so an unbounded depth overflows
+/// the stack (a text model nesting If 5000 deep crashed with SIGSEGV). Real
+/// models nest a few levels; a deeper one is refused at loading, in either
+/// format, with the Error "model nests subgraphs deeper than 64"
+/// (docs/ir.md, "Limits").
+inline constexpr int kMaxSubgraphDepth = 64;
+
 /// Imports a model file; the format is chosen by extension (.onnxtxt/.txt =
 /// text syntax, else binary protobuf). Throws Error (one line) for a missing,
 /// empty, truncated or corrupt file, a text syntax error, a cycle, a dangling
 /// tensor name, an unbound symbolic dim (naming it), an invalid or
-/// overflowing shape, or an opset newer than 21. Unknown ops never throw: they
+/// overflowing shape, subgraphs nested deeper than kMaxSubgraphDepth, or an
+/// opset newer than 22. Unknown ops never throw: they
 /// become `opaque` primitives with one warning each in Graph::warnings.
 Graph import_model(const std::string& path, const ImportOptions& opts);
 /// Same, from the bytes of a binary ModelProto.

@@ -106,6 +106,10 @@ std::string onnx_op_name(const onnx::NodeProto& n);
 onnx::ModelProto load_binary(std::string_view bytes);
 onnx::ModelProto load_text(std::string_view text);
 int64_t check_opset(const onnx::ModelProto& m);  // returns default-domain opset
+/// Every string of `m` that fuseplan prints or writes through escape_name
+/// (support/format.h), in place; load_binary and load_text apply it. Throws
+/// Error when two tensor names escape alike.
+void escape_model_names(onnx::ModelProto& m);
 
 // ---- tensor_data.cpp
 /// Converts an initializer / Constant value. Large tensors give only wdata.

@@ -36,7 +36,10 @@ std::optional<std::vector<double>> const_floats(const Tensor* t) {
   return v;
 }
 
-void free_vars(const onnx::GraphProto& g, std::vector<std::string>& out) {
+// Recurses per subgraph level: loading refused models deeper than kMaxSubgraphDepth.
+void free_vars(const onnx::GraphProto& g, std::vector<std::string>& out, int depth = 1) {
+  FUSEPLAN_ASSERT(depth <= kMaxSubgraphDepth,
+                  "subgraph depth " + std::to_string(depth) + " past the limit checked at loading");
   std::unordered_set<std::string> def;
   for (const auto& i : g.input()) def.insert(i.name());
   for (const auto& i : g.initializer()) def.insert(i.name());
@@ -44,8 +47,8 @@ void free_vars(const onnx::GraphProto& g, std::vector<std::string>& out) {
     for (const auto& i : n.input())
       if (!i.empty() && !def.count(i)) out.push_back(i);
     for (const auto& a : n.attribute()) {
-      if (a.has_g()) free_vars(a.g(), out);
-      for (const auto& sg : a.graphs()) free_vars(sg, out);
+      if (a.has_g()) free_vars(a.g(), out, depth + 1);
+      for (const auto& sg : a.graphs()) free_vars(sg, out, depth + 1);
     }
     for (const auto& o : n.output()) def.insert(o);
   }

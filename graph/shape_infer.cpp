@@ -550,7 +550,11 @@ std::optional<std::vector<TensorType>> infer_shapes(const onnx::NodeProto& n, Op
     int64_t ax = norm_axis(at.i("axis", -1), s.size());
     auto k = opset >= 10 ? in.ints(1) : std::optional(std::vector<int64_t>{at.i("k", 1)});
     if (!k || k->size() != 1) return std::vector<TensorType>{unknown(in.dt(0)), unknown(DType::i64)};
-    s[ax] = std::clamp<int64_t>((*k)[0], 0, s[ax]);
+    // ONNX: K must be non-negative and at most the axis length.
+    if ((*k)[0] < 0 || (*k)[0] > s[ax])
+      throw Error("TopK k = " + std::to_string((*k)[0]) + " is outside [0, " + std::to_string(s[ax]) +
+                  "], the length of axis " + std::to_string(ax) + " of input " + TensorType{in.dt(0), s}.str());
+    s[ax] = (*k)[0];
     return std::vector<TensorType>{tt(in.dt(0), s), tt(DType::i64, s)};
   }
   if (op == Op::NonZero) return one(unknown(DType::i64));

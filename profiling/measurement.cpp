@@ -272,6 +272,13 @@ void read_measured(const nlohmann::json& m, MeasurementRecord& r) {
   r.median_us = get<double>(m, "median_us", mc);
   r.min_us = get<double>(m, "min_us", mc);
   r.max_us = get<double>(m, "max_us", mc);
+  // Checked per record, where it is read: merging runs takes medians over
+  // files, which would hide a negative time among positive ones.
+  if (!(r.median_us > 0) || !std::isfinite(r.median_us))
+    throw Error(mc + ": field 'median_us' must be a time > 0, got " + nlohmann::json(r.median_us).dump());
+  for (const auto& [key, v] : {std::pair{"min_us", r.min_us}, std::pair{"max_us", r.max_us}})
+    if (!(v >= 0) || !std::isfinite(v))
+      throw Error(mc + ": field '" + key + "' must be a time >= 0, got " + nlohmann::json(v).dump());
   r.repetitions = static_cast<int>(int_field(m, "repetitions", mc, 0, std::numeric_limits<int>::max(), std::nullopt));
   r.flushed = get<bool>(m, "flushed", mc);
   r.cycles = get_or<double>(m, "cycles", -1, mc);  // the counters: absent when not measured

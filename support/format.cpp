@@ -89,4 +89,39 @@ std::string bytes_text(double b) {
   return fixed_text(b, u == 0 ? 0 : 1) + " " + units[u];
 }
 
+std::string escape_name(std::string_view s) {
+  // Length of the valid UTF-8 sequence of a printable code point at s[i], or
+  // 0 (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+  auto sequence = [&](std::size_t i) -> std::size_t {
+    const auto b = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+    const unsigned c = b(0);
+    auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) { return b(k) >= lo && b(k) <= hi; };
+    if (c >= 0x20 && c < 0x7F) return 1;
+    if (c == 0xC2) return cont(1, 0xA0) ? 2 : 0;  // U+0080..U+009F are C1 controls
+    if (c >= 0xC3 && c <= 0xDF) return cont(1) ? 2 : 0;
+    if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
+    if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
+    if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+    if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+    if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+    if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+    return 0;
+  };
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (const std::size_t n = sequence(i)) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      const auto c = static_cast<unsigned char>(s[i++]);
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace fuseplan

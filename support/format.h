@@ -1,7 +1,9 @@
-// Number text for everything fuseplan prints: tables, reports, breakdowns.
+// Number text for everything fuseplan prints: tables, reports, breakdowns;
+// the escaping of model-supplied names.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace fuseplan {
 
@@ -15,5 +17,14 @@ std::string fixed_text(double x, int decimals);
 /// A byte count in binary units: "512 B", "1.5 KiB", "3.0 MiB" (whole bytes
 /// below 1 KiB, one decimal above; up to TiB).
 std::string bytes_text(double bytes);
+
+/// `s` safe on every output stream: printable ASCII (0x20..0x7E) and valid
+/// UTF-8 sequences of printable code points are kept; every other byte
+/// (controls below 0x20, DEL 0x7F, bytes of invalid UTF-8, and the two bytes
+/// of a UTF-8 C1 control U+0080..U+009F) becomes the four characters \xNN
+/// (upper-case hex). The result is valid UTF-8 with no control byte, so it
+/// goes into JSON (nlohmann refuses invalid UTF-8), tables and terminals
+/// as is. The importer applies it to every string a model supplies (graph/).
+std::string escape_name(std::string_view s);
 
 }  // namespace fuseplan

@@ -1,7 +1,13 @@
-// Regression tests of the adversarial trial's rows that a whole run
-// reproduces: integer INT_MIN / -1 (row 1) and negative pads (row 7).
+// Regression tests of the adversarial trial's rows (issue 33) that a whole
+// run reproduces: integer INT_MIN / -1 (row 1), negative pads (row 7),
+// --inputs of a weight placeholder (row 15), a negative median in a later
+// measurement file (row 16), subgraphs nested thousands deep (row 2),
+// model names with invalid UTF-8 and control bytes (rows 6 and 11).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "support/format.h"
 #include "tests/cli/cli_util.h"
 
 namespace fuseplan::test {
@@ -72,6 +78,141 @@ m (float[2, 4] x, float[4, 3] w) => (float[2, 3] y) {
                  "--inputs names 't', a tensor the model computes (op MatMul), not a graph input");
   expect_refused(fuseplan({"run", model, "--device", "host-cpu", "--inputs", "nope=" + t}),
                  "--inputs names 'nope', which is no tensor of the model");
+}
+
+// Row 16: a record with median -5 us was refused inside one file, by the
+// fit, but accepted from a later file, where the median over runs hid it.
+// Either way it is refused naming its file and line.
+TEST(CliReliability, ANegativeMedianIsRefusedInAnyFile) {
+  const std::string dir = fresh_dir("negative-median");
+  auto record = [](int group, const std::string& median) {
+    return R"({"schema": "fuseplan.measurement/1", "model": "m.onnxtxt", "group": )" + std::to_string(group) +
+           R"(, "group_key": "k)" + std::to_string(group) + R"(", "device": "host-cpu", "predicted": {"bytes_read": )" +
+           std::to_string(1024 * (group + 1)) + R"(, "bytes_written": 256, "flops_contraction": 0, )" +
+           R"("flops_other": 64, "predicted_us": 1}, "measured": {"median_us": )" + median + "}}\n";
+  };
+  std::string good;
+  for (int g = 0; g < 12; ++g) good += record(g, std::to_string(2 + g));
+  // Two good runs and the bad one: the median over the three runs was 2.
+  const std::string first = write(dir, "first.jsonl", good), again = write(dir, "again.jsonl", good);
+  const std::string second = write(dir, "second.jsonl", record(0, "-5"));
+  const std::string alone = write(dir, "alone.jsonl", record(0, "-5") + good);
+  const std::string msg = "1: measurement.measured: field 'median_us' must be a time > 0, got -5.0";
+  for (const char* cmd : {"calibrate", "accuracy"}) {
+    SCOPED_TRACE(cmd);
+    const std::string out = dir + "/" + cmd + ".out";
+    expect_refused(fuseplan({cmd, "--device", "host-cpu", alone, "-o", out}), alone + ":" + msg);
+    expect_refused(fuseplan({cmd, "--device", "host-cpu", first, again, second, "-o", out}), second + ":" + msg);
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+// Row 2: ONNX text nesting If branches 5000 deep crashed inspect (SIGSEGV
+// in the text parser). It is refused with one line, as deep as it goes.
+TEST(CliReliability, SubgraphsNestedThousandsDeepAreRefusedNotACrash) {
+  const std::string dir = fresh_dir("deep-if");
+  for (const int depth : {65, 5000, 50000}) {
+    SCOPED_TRACE(depth);
+    std::string open, close;
+    for (int level = 1; level <= depth; ++level)
+      open += "y" + std::to_string(level - 1) + " = If(c) <then_branch = t" + std::to_string(level) +
+              " () => (float[4] y" + std::to_string(level) + ") { ";
+    for (int level = depth; level >= 1; --level)
+      close += " }, else_branch = e" + std::to_string(level) + " () => (float[4] z" + std::to_string(level) +
+               ") { z" + std::to_string(level) + " = Identity(x) }>";
+    const std::string model =
+        write(dir, "deep.onnxtxt",
+              "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c, float[4] x) => (float[4] y0) {\n  " + open + "y" +
+                  std::to_string(depth) + " = Identity(x)" + close + "\n}\n");
+    expect_refused(fuseplan({"inspect", model}), "deep.onnxtxt: model nests subgraphs deeper than 64");
+  }
+}
+
+// Protobuf wire format: a varint, a length-delimited field.
+std::string varint(uint64_t v) {
+  std::string s;
+  for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7f) | 0x80);
+  return s + static_cast<char>(v);
+}
+std::string field(int number, const std::string& payload) {
+  return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(payload.size()) + payload;
+}
+
+// Rows 6 and 11: a binary model (text syntax cannot spell these names)
+// x[4] -> Relu -> Exp -> y whose names hold byte 0xFF, ESC sequences (colour,
+// window title) and a newline. search -o, cost --json and run --json failed
+// with "internal error: [json.exception.type_error.316] invalid UTF-8"; the
+// tables passed the control bytes to the terminal. Names are escaped at
+// import, so every output is valid UTF-8 free of control bytes.
+TEST(CliReliability, ModelNamesWithInvalidUtf8AndControlBytesAreEscapedOnEveryOutput) {
+  const std::string dir = fresh_dir("odd-names");
+  const std::string x = "x\xFF", e = "e\x1B[31m\x1B]0;title\x07", y = "y\nnew";
+  auto value_info = [](const std::string& name) {
+    const std::string dim4 = field(1, varint(1 << 3) + varint(4));
+    return field(1, name) + field(2, field(1, varint(1 << 3) + varint(1) + field(2, dim4)));
+  };
+  auto node = [](const std::string& op, const std::string& in, const std::string& out, const std::string& name) {
+    return field(1, field(1, in) + field(2, out) + field(3, name) + field(4, op));
+  };
+  const std::string graph = node("Relu", x, e, "relu\x1B[2J") + node("Exp", e, y, "exp\xC0") +
+                            field(11, value_info(x)) + field(12, value_info(y));
+  const std::string model = write(dir, "odd.onnx", varint(1 << 3) + varint(8) +
+                                                       field(8, field(1, "") + varint(2 << 3) + varint(17)) +
+                                                       field(7, graph));
+  // No byte a terminal acts on: each line is printable ASCII or UTF-8
+  // (fuseplan's own "×", "µs"), with no control byte, DEL or invalid UTF-8.
+  auto expect_clean = [](const std::string& what, const std::string& text) {
+    std::stringstream ss(text);
+    for (std::string line; std::getline(ss, line);) EXPECT_EQ(escape_name(line), line) << what;
+  };
+  const std::string plan = dir + "/plan.json";
+  Result r = fuseplan({"search", model, "--device", "host-cpu", "-o", plan});
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_clean("search stdout", r.out + r.err);
+  const std::string text = slurp(plan);
+  expect_clean("plan.json", text);
+  EXPECT_NE(text.find(R"("x\\xFF")"), std::string::npos) << text;  // JSON spells the backslash "\\"
+  EXPECT_NE(text.find(R"("y\\x0Anew")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(e\\x1B[31m\\x1B]0;title\\x07)"), std::string::npos) << text;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(text));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"inspect", model}, {"inspect", model, "--json"},
+        {"cost", model, "--device", "host-cpu"}, {"cost", model, "--device", "host-cpu", "--json"},
+        {"explain", plan}, {"run", model, "--plan", plan, "--verify", "--json"}}) {
+    SCOPED_TRACE(args[0] + " " + args.back());
+    r = fuseplan(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    expect_clean("stdout", r.out);
+    expect_clean("stderr", r.err);
+    if (args.back() == "--json") EXPECT_NO_THROW((void)nlohmann::json::parse(r.out)) << r.out;
+  }
+  EXPECT_NE(fuseplan({"inspect", model}).out.find("x\\xFF"), std::string::npos);
+}
+
+// Row 11, plan files: a hand-edited plan whose names hold "\u001b[31m" (valid
+// JSON) printed the ESC raw in explain's table. Plan strings are escaped as
+// model names are; a plan fuseplan wrote reads unchanged.
+TEST(CliReliability, ControlBytesInAPlanFileAreEscapedToo) {
+  const std::string dir = fresh_dir("odd-plan");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  const std::string plan = dir + "/plan.json";
+  ASSERT_EQ(fuseplan({"search", model, "--device", "host-cpu", "--batch", "2", "--strategy", "unfused", "-o", plan}).code, 0);
+  std::string text = slurp(plan);
+  std::string::size_type at = 0;
+  int renamed = 0;
+  for (; (at = text.find("\"t\"", at)) != std::string::npos; ++renamed) text.replace(at, 3, R"("t\u001b[31m\n")");
+  ASSERT_GT(renamed, 0) << text;
+  const std::string edited = write(dir, "edited.json", text);
+  Result r = fuseplan({"explain", edited});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1B'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("t\\x1B[31m\\x0A"), std::string::npos) << r.out;
+  // cost --plan looks the escaped name up in the model and names it, escaped.
+  expect_refused(fuseplan({"cost", model, "--device", "host-cpu", "--batch", "2", "--plan", edited}),
+                 "no primitive named 't\\x1B[31m\\x0A' in the model");
+  Result same = fuseplan({"explain", plan});
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.out.find("\\x"), std::string::npos) << same.out;
 }
 
 }  // namespace

@@ -90,6 +90,138 @@ TEST(ImportErrors, ConstantGatherIndexOutOfRange) {
   EXPECT_NO_THROW(import_model(d.write("ok3.onnxtxt", model("3")), test::opts(1)));
 }
 
+// Issue 33 row 14: TopK with k larger than its axis imported with the
+// axis length as output shape; ONNX requires 0 <= k <= the axis length.
+TEST(ImportErrors, TopKBeyondItsAxisIsRefused) {
+  auto model = [](const std::string& k) {
+    return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[3, 4] x) => (float[3, " + k +
+           "] v, int64[3, " + k + "] i) {\n  k = Constant<value = int64[1] {" + k + "}>()\n  v, i = TopK(x, k)\n}";
+  };
+  for (const std::string k : {"9", "5", "-1"}) {
+    const std::string e = file_error("t.onnxtxt", model(k));
+    EXPECT_TRUE(e.ends_with(": node 'v' (TopK): TopK k = " + k + " is outside [0, 4], the length of axis 1 of input "
+                            "f32[3,4]")) << e;
+  }
+  test::TempDir d;
+  for (const std::string k : {"4", "1", "0"}) {
+    Graph g = import_model(d.write("ok.onnxtxt", model(k)), test::opts(1));
+    EXPECT_EQ(g.node(g.find("v")).out.shape, (std::vector<int64_t>{3, std::stoll(k)}));
+  }
+}
+
+// ONNX text whose If then_branch nests `depth` levels deep.
+std::string nested_if_text(int depth) {
+  std::string open, close;
+  for (int level = 1; level <= depth; ++level) {
+    const std::string l = std::to_string(level);
+    open += "y" + std::to_string(level - 1) + " = If(c) <then_branch = t" + l + " () => (float[4] y" + l + ") { ";
+  }
+  for (int level = depth; level >= 1; --level) {
+    const std::string l = std::to_string(level);
+    close += " }, else_branch = e" + l + " () => (float[4] z" + l + ") { z" + l + " = Identity(x) }>";
+  }
+  return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c, float[4] x) => (float[4] y0) {\n  " + open + "y" +
+         std::to_string(depth) + " = Identity(x)" + close + "\n}\n";
+}
+
+// Protobuf wire format: a length-delimited field, a varint field.
+std::string varint(uint64_t v) {
+  std::string s;
+  for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7f) | 0x80);
+  return s + static_cast<char>(v);
+}
+std::string field(int number, const std::string& payload) {
+  return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(payload.size()) + payload;
+}
+
+// A binary ModelProto g(bool c, float[4] x) => (float y) whose If
+// then_branch nests `depth` levels deep (each branch: y = If(c), the
+// innermost y = Identity(x)).
+std::string nested_if_binary(int depth) {
+  std::string graph = field(1, field(1, "x") + field(2, "y") + field(4, "Identity"));  // GraphProto.node
+  for (int level = 0; level < depth; ++level) {
+    const std::string attr = field(1, "then_branch") + field(6, graph) + varint(20 << 3) + varint(5);  // type GRAPH
+    graph = field(1, field(1, "c") + field(2, "y") + field(4, "If") + field(5, attr));
+  }
+  auto value_info = [](const std::string& name, int elem_type, const std::string& shape) {
+    return field(1, name) + field(2, field(1, varint(1 << 3) + varint(elem_type) + shape));  // type.tensor_type
+  };
+  const std::string dim4 = field(1, varint(1 << 3) + varint(4));  // TensorShapeProto.dim {dim_value: 4}
+  graph += field(11, value_info("c", 9, field(2, ""))) + field(11, value_info("x", 1, field(2, dim4))) +
+           field(12, value_info("y", 1, ""));
+  return varint(1 << 3) + varint(8) + field(8, field(1, "") + varint(2 << 3) + varint(17)) + field(7, graph);
+}
+
+// Issue 33 row 2: ONNX text nesting If 5000 deep crashed the text parser
+// (SIGSEGV, stack overflow). Every recursion over subgraphs is bounded by
+// kMaxSubgraphDepth, refused by name at loading in either format.
+TEST(ImportErrors, SubgraphsNestedPastTheLimitAreRefusedInEitherFormat) {
+  const std::string msg = "model nests subgraphs deeper than " + std::to_string(kMaxSubgraphDepth);
+  for (int depth : {kMaxSubgraphDepth + 1, 5000}) {
+    SCOPED_TRACE(depth);
+    EXPECT_NE(error_of([&] { test::import_text(nested_if_text(depth)); }).find(msg), std::string::npos);
+    EXPECT_NE(error_of([&] { import_onnx_binary(nested_if_binary(depth), {}); }).find(msg), std::string::npos);
+  }
+  // At the limit both formats import: the binary one past protobuf's default
+  // limit of 100 nested messages (3 per level).
+  EXPECT_NE(test::import_text(nested_if_text(kMaxSubgraphDepth)).find("y0"), kNoNode);
+  EXPECT_NE(import_onnx_binary(nested_if_binary(kMaxSubgraphDepth), {}).find("y"), kNoNode);
+  // Deep brackets that are no subgraphs (nested sequence types) are refused
+  // before the parser too.
+  std::string type = "float";
+  for (int k = 0; k < 5000; ++k) type = "seq(" + type + ")";
+  const std::string e = error_of([&] {
+    test::import_text("<ir_version: 8, opset_import: [\"\" : 17]>\ng (" + type + " x) => (float[4] y) { y = Relu(x) }");
+  });
+  EXPECT_NE(e.find("ONNX text syntax error: brackets nested deeper than"), std::string::npos) << e;
+}
+
+// A binary ModelProto (opset 17) of float[4] inputs and outputs and nodes
+// {op, inputs, outputs, name}, names given byte for byte.
+struct WireNode { std::string op; std::vector<std::string> in, out; std::string name; };
+std::string wire_model(const std::vector<std::string>& inputs, const std::vector<WireNode>& nodes,
+                       const std::vector<std::string>& outputs) {
+  auto value_info = [](const std::string& name) {
+    const std::string dim4 = field(1, varint(1 << 3) + varint(4));
+    return field(1, name) + field(2, field(1, varint(1 << 3) + varint(1) + field(2, dim4)));
+  };
+  std::string graph;
+  for (const auto& n : nodes) {
+    std::string node;
+    for (const auto& i : n.in) node += field(1, i);
+    for (const auto& o : n.out) node += field(2, o);
+    graph += field(1, node + field(3, n.name) + field(4, n.op));
+  }
+  for (const auto& i : inputs) graph += field(11, value_info(i));
+  for (const auto& o : outputs) graph += field(12, value_info(o));
+  return varint(1 << 3) + varint(8) + field(8, field(1, "") + varint(2 << 3) + varint(17)) + field(7, graph);
+}
+
+// Issue 33 rows 6 and 11: a tensor name with byte 0xFF imported and broke
+// every JSON output (nlohmann type_error.316); ESC sequences and newlines
+// reached terminals raw. Every model-supplied string is escaped at loading
+// (escape_name), and two names that escape alike are refused.
+TEST(ImportErrors, ModelNamesAreEscapedAndStayDistinct) {
+  const std::string x = "x\xFF", e = "e\x1B[31m\x1B]0;title\x07", y = "y\nnew";
+  Graph g = import_onnx_binary(
+      wire_model({x}, {{"Relu", {x}, {e}, "relu\n1"}, {"Op\x1B[1m", {e}, {y}, "odd"}}, {y}), {});
+  EXPECT_NE(g.find("x\\xFF"), kNoNode);
+  EXPECT_NE(g.find("e\\x1B[31m\\x1B]0;title\\x07"), kNoNode);
+  ASSERT_NE(g.find("y\\x0Anew"), kNoNode);
+  EXPECT_EQ(g.node(g.find("y\\x0Anew")).op, "Op\\x1B[1m");  // an unknown op's name too
+  for (NodeId v = 0; v < g.size(); ++v)
+    for (const std::string* s : {&g.node(v).name, &g.node(v).origin, &g.node(v).op, &g.node(v).onnx_op})
+      for (unsigned char c : *s) EXPECT_TRUE(c >= 0x20 && c < 0x7F) << *s;
+  for (const auto& w : g.warnings)
+    for (unsigned char c : w) EXPECT_TRUE(c >= 0x20 && c != 0x7F) << w;
+  // "a\xFF" escapes to the literal text of the other name.
+  const std::string err = error_of([] {
+    import_onnx_binary(wire_model({"a\xFF", "a\\xFF"}, {{"Add", {"a\xFF", "a\\xFF"}, {"y"}, ""}}, {"y"}), {});
+  });
+  EXPECT_NE(err.find("two tensor names read 'a\\xFF' once their non-printable bytes are escaped as \\xNN; rename one"),
+            std::string::npos) << err;
+}
+
 TEST(ImportErrors, TextSyntaxError) {
   std::string e = file_error("s.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[N] x) => (float[N] y) {\n y = Relu(x\n}");
   EXPECT_NE(e.find("syntax error"), std::string::npos) << e;

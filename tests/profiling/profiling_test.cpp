@@ -294,6 +294,24 @@ TEST(Records, BadLinesNameFileLineAndField) {
   std::filesystem::remove(path);
 }
 
+// Issue 33 row 16: a negative median was refused only by the fit, so a
+// second file's record merged into a positive median of runs and was taken.
+// Every record's measured times are checked where it is read.
+TEST(Records, ANegativeOrZeroMeasuredTimeIsRefusedOnReading) {
+  const std::string line = record_to_json(sample_record());
+  auto with = [&](const std::string& key, const std::string& value) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    j["measured"][key] = nlohmann::json::parse(value);
+    return j.dump();
+  };
+  expect_refused_line(with("median_us", "-5"), "measurement.measured: field 'median_us' must be a time > 0, got -5.0");
+  expect_refused_line(with("median_us", "0"), "field 'median_us' must be a time > 0, got 0.0");
+  expect_refused_line(with("min_us", "-1"), "measurement.measured: field 'min_us' must be a time >= 0, got -1.0");
+  expect_refused_line(with("max_us", "-0.5"), "field 'max_us' must be a time >= 0, got -0.5");
+  expect_refused_line(as_v1(with("median_us", "-5")), "field 'median_us' must be a time > 0");
+  EXPECT_NO_THROW(record_from_json(with("min_us", "0")));
+}
+
 TEST(Records, SameGroupInTwoPlansIsOneSample) {
   MeasurementRecord a = sample_record(), b = sample_record(), c = sample_record();
   b.strategy = "unfused";

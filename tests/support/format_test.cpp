@@ -57,5 +57,32 @@ TEST(FixedText, MatchesToCharsOnTiesAndRandomDoubles) {
   EXPECT_EQ(checked, 1000000);
 }
 
+// Issue 33 rows 6 and 11: model names with invalid UTF-8 broke JSON output,
+// and control bytes reached terminals raw. escape_name keeps printable ASCII
+// and printable UTF-8 and writes every other byte as \xNN.
+TEST(EscapeName, KeepsPrintableTextAndEscapesEveryOtherByte) {
+  EXPECT_EQ(escape_name("conv1/Relu_0:0 a-b.c \\ \"q\""), "conv1/Relu_0:0 a-b.c \\ \"q\"");
+  EXPECT_EQ(escape_name("gr\xC3\xBC\xC3\x9F \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80"),
+            "gr\xC3\xBC\xC3\x9F \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80");  // grüß 日本 😀
+  EXPECT_EQ(escape_name("x\xFF"), "x\\xFF");
+  EXPECT_EQ(escape_name("\x1B[31mred\x1B]0;title\x07"), "\\x1B[31mred\\x1B]0;title\\x07");
+  EXPECT_EQ(escape_name("a\nb\tc\rd\x7F"), "a\\x0Ab\\x09c\\x0Dd\\x7F");
+  EXPECT_EQ(escape_name(std::string("n\0ul", 4)), "n\\x00ul");
+  EXPECT_EQ(escape_name("\xC2\x9B" "1m"), "\\xC2\\x9B1m");           // C1 control CSI, U+009B
+  EXPECT_EQ(escape_name("\xC0\xAF"), "\\xC0\\xAF");                  // overlong '/'
+  EXPECT_EQ(escape_name("\xED\xA0\x80"), "\\xED\\xA0\\x80");         // surrogate U+D800
+  EXPECT_EQ(escape_name("\xF4\x90\x80\x80"), "\\xF4\\x90\\x80\\x80");  // above U+10FFFF
+  EXPECT_EQ(escape_name("\xE6\x97"), "\\xE6\\x97");                  // truncated sequence
+  // Every byte string escapes to printable ASCII or valid UTF-8, and escaping is idempotent.
+  uint32_t seed = 7;
+  for (int k = 0; k < 2000; ++k) {
+    std::string s;
+    for (int i = 0; i < 12; ++i) s += static_cast<char>((seed = seed * 1103515245u + 12345u) >> 24);
+    const std::string e = escape_name(s);
+    EXPECT_EQ(escape_name(e), e);
+    for (unsigned char c : e) EXPECT_TRUE(c >= 0x20 && c != 0x7F) << e;
+  }
+}
+
 }  // namespace
 }  // namespace fuseplan
