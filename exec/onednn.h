@@ -18,6 +18,10 @@
 //    reordered out around the call: on a Zen 3 core, one thread, the 3x3 conv
 //    64->64 at 56x56 took 7.2 ms on NCHW (gemm:jit) and 4.1 ms blocked
 //    (jit:avx2), each reorder ~0.1 ms.
+//  - MaxPool stays in fprt::pool: oneDNN's max pooling (2.6) drops NaN where
+//    ONNX propagates it, and gives -FLT_MAX, not -inf, for a window wholly
+//    in the padding (tried: 1.4 ms against fprt's 5.3 ms for ResNet-50's
+//    stem pool, blocked, one loaded Zen 3 thread).
 //  - Weights are reordered to the primitive's preferred layout; for a model
 //    constant (w_const) the reordered copy is kept until forget_weights().
 // oneDNN's own errors become Error "oneDNN cannot run OP on SHAPES: WHY".
