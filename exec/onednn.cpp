@@ -144,6 +144,24 @@ void execute(Prim& p, const std::string& key, const float* src, const float* wei
   e.strm.wait();
 }
 
+// Finds the primitive of `key` (creating it with make() on first use) and
+// executes it on user buffers; oneDNN's errors become one-line Errors.
+template <class Make>
+void run(const std::string& key, Make&& make, const float* src, const float* wei, bool wei_const, float* dst) {
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  try {
+    auto it = st.prims.find(key);
+    if (it == st.prims.end()) {
+      it = st.prims.emplace(key, make()).first;
+      st.order.push_back(key);
+    }
+    execute(it->second, key, src, wei, wei_const, dst);
+  } catch (const dnnl::error& e) {
+    fail(key, e);
+  }
+}
+
 // ------------------------------------------------------------------ matmul
 void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
             const int64_t* ys, int yr, int transA, int transB, int b_const) {
@@ -208,28 +226,17 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
   k << "MatMul " << dims_text(as, ar) << "x" << dims_text(bs, br) << " t" << transA << transB << " @"
     << omp_get_max_threads();
   const std::string key = k.str();
-  State& st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  auto it = st.prims.find(key);
-  if (it == st.prims.end()) {
-    try {
-      // Weights in the layout oneDNN prefers when B is a constant (it may be
-      // packed once); otherwise as stored.
-      memory::desc bw = b_const && bd_b.empty() ? memory::desc(bdsc.dims(), kF32, memory::format_tag::any) : bdsc;
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bw, yd), engine().eng);
-      Prim p{dnnl::matmul(pd), ad, pd.src_desc(), bdsc, pd.weights_desc(), yd, pd.dst_desc(),
-             key + ": " + pd.impl_info_str()};
-      it = st.prims.emplace(key, std::move(p)).first;
-      st.order.push_back(key);
-    } catch (const dnnl::error& e) {
-      fail(key, e);
-    }
-  }
-  try {
-    execute(it->second, key, a, b, b_const != 0, y);
-  } catch (const dnnl::error& e) {
-    fail(key, e);
-  }
+  run(
+      key,
+      [&] {
+        // Weights in the layout oneDNN prefers when B is a constant (it may
+        // be packed once); otherwise as stored.
+        memory::desc bw = b_const && bd_b.empty() ? memory::desc(bdsc.dims(), kF32, memory::format_tag::any) : bdsc;
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bw, yd), engine().eng);
+        return Prim{dnnl::matmul(pd), ad, pd.src_desc(), bdsc, pd.weights_desc(), yd, pd.dst_desc(),
+                    key + ": " + pd.impl_info_str()};
+      },
+      a, b, b_const != 0, y);
 }
 
 // -------------------------------------------------------------------- conv
@@ -280,43 +287,29 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
     << dims_text(ys, r) << " s" << dims_text(strides, sr) << " p" << dims_text(pads, 2 * sr) << " d"
     << dims_text(dil, sr) << " g" << group << " @" << omp_get_max_threads();
   const std::string key = k.str();
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.prims.find(key);
-  if (it == s.prims.end()) {
-    try {
-      const memory::desc any_x(xd, kF32, memory::format_tag::any), any_y(yd, kF32, memory::format_tag::any),
-          any_w(wd, kF32, memory::format_tag::any);
-      const memory::desc& px = one_by_one ? xu : any_x;
-      const memory::desc& py = one_by_one ? yu : any_y;
-      const auto prop = dnnl::prop_kind::forward_inference;
-      Prim p;
-      std::string impl;
-      if (transposed) {
-        dnnl::deconvolution_forward::primitive_desc pd(
-            dnnl::deconvolution_forward::desc(prop, dnnl::algorithm::deconvolution_direct, px, any_w, py, st, dl, pl, pr),
-            engine().eng);
-        p = Prim{dnnl::deconvolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(), ""};
-        impl = pd.impl_info_str();
-      } else {
+  run(
+      key,
+      [&] {
+        const memory::desc any_x(xd, kF32, memory::format_tag::any), any_y(yd, kF32, memory::format_tag::any),
+            any_w(wd, kF32, memory::format_tag::any);
+        const memory::desc& px = one_by_one ? xu : any_x;
+        const memory::desc& py = one_by_one ? yu : any_y;
+        const auto prop = dnnl::prop_kind::forward_inference;
+        if (transposed) {
+          dnnl::deconvolution_forward::primitive_desc pd(
+              dnnl::deconvolution_forward::desc(prop, dnnl::algorithm::deconvolution_direct, px, any_w, py, st, dl, pl,
+                                                pr),
+              engine().eng);
+          return Prim{dnnl::deconvolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(),
+                      key + ": " + pd.impl_info_str()};
+        }
         dnnl::convolution_forward::primitive_desc pd(
             dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, px, any_w, py, st, dl, pl, pr),
             engine().eng);
-        p = Prim{dnnl::convolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(), ""};
-        impl = pd.impl_info_str();
-      }
-      p.what = key + ": " + impl;
-      it = s.prims.emplace(key, std::move(p)).first;
-      s.order.push_back(key);
-    } catch (const dnnl::error& e) {
-      fail(key, e);
-    }
-  }
-  try {
-    execute(it->second, key, x, w, w_const != 0, y);
-  } catch (const dnnl::error& e) {
-    fail(key, e);
-  }
+        return Prim{dnnl::convolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(),
+                    key + ": " + pd.impl_info_str()};
+      },
+      x, w, w_const != 0, y);
 }
 
 }  // namespace

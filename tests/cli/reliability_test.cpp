@@ -9,6 +9,7 @@
 
 #include "support/format.h"
 #include "tests/cli/cli_util.h"
+#include "tests/onnx_bytes.h"
 
 namespace fuseplan::test {
 namespace {
@@ -113,29 +114,9 @@ TEST(CliReliability, SubgraphsNestedThousandsDeepAreRefusedNotACrash) {
   const std::string dir = fresh_dir("deep-if");
   for (const int depth : {65, 5000, 50000}) {
     SCOPED_TRACE(depth);
-    std::string open, close;
-    for (int level = 1; level <= depth; ++level)
-      open += "y" + std::to_string(level - 1) + " = If(c) <then_branch = t" + std::to_string(level) +
-              " () => (float[4] y" + std::to_string(level) + ") { ";
-    for (int level = depth; level >= 1; --level)
-      close += " }, else_branch = e" + std::to_string(level) + " () => (float[4] z" + std::to_string(level) +
-               ") { z" + std::to_string(level) + " = Identity(x) }>";
-    const std::string model =
-        write(dir, "deep.onnxtxt",
-              "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c, float[4] x) => (float[4] y0) {\n  " + open + "y" +
-                  std::to_string(depth) + " = Identity(x)" + close + "\n}\n");
+    const std::string model = write(dir, "deep.onnxtxt", nested_if_text(depth));
     expect_refused(fuseplan({"inspect", model}), "deep.onnxtxt: model nests subgraphs deeper than 64");
   }
-}
-
-// Protobuf wire format: a varint, a length-delimited field.
-std::string varint(uint64_t v) {
-  std::string s;
-  for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7f) | 0x80);
-  return s + static_cast<char>(v);
-}
-std::string field(int number, const std::string& payload) {
-  return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(payload.size()) + payload;
 }
 
 // Rows 6 and 11: a binary model (text syntax cannot spell these names)

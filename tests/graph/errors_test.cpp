@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
+#include "tests/onnx_bytes.h"
 
 namespace fuseplan {
 namespace {
@@ -109,30 +110,9 @@ TEST(ImportErrors, TopKBeyondItsAxisIsRefused) {
   }
 }
 
-// ONNX text whose If then_branch nests `depth` levels deep.
-std::string nested_if_text(int depth) {
-  std::string open, close;
-  for (int level = 1; level <= depth; ++level) {
-    const std::string l = std::to_string(level);
-    open += "y" + std::to_string(level - 1) + " = If(c) <then_branch = t" + l + " () => (float[4] y" + l + ") { ";
-  }
-  for (int level = depth; level >= 1; --level) {
-    const std::string l = std::to_string(level);
-    close += " }, else_branch = e" + l + " () => (float[4] z" + l + ") { z" + l + " = Identity(x) }>";
-  }
-  return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c, float[4] x) => (float[4] y0) {\n  " + open + "y" +
-         std::to_string(depth) + " = Identity(x)" + close + "\n}\n";
-}
-
-// Protobuf wire format: a length-delimited field, a varint field.
-std::string varint(uint64_t v) {
-  std::string s;
-  for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7f) | 0x80);
-  return s + static_cast<char>(v);
-}
-std::string field(int number, const std::string& payload) {
-  return varint(static_cast<uint64_t>(number) << 3 | 2) + varint(payload.size()) + payload;
-}
+using test::field;
+using test::nested_if_text;
+using test::varint;
 
 // A binary ModelProto g(bool c, float[4] x) => (float y) whose If
 // then_branch nests `depth` levels deep (each branch: y = If(c), the
