@@ -100,6 +100,7 @@ class OptimalStrategy : public Strategy {
     const double limit_s = o.time_limit_s > 0 ? std::min(o.time_limit_s, 1e7) : 0.0;  // no NaN/inf in clock arithmetic
     const auto deadline = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(limit_s));
     auto left_s = [&] { return std::chrono::duration<double>(deadline - clock::now()).count(); };
+    const int max_size = std::max(1, std::min(kMaxGroupSize, o.max_group_size));
     int cuts = 0;
     const auto regions = strategies::optimal_regions(g, kMaxRegion, &cuts);
     std::vector<strategies::RegionIlp> ilps;
@@ -113,7 +114,7 @@ class OptimalStrategy : public Strategy {
       bool t = false, late = clock::now() >= deadline;
       std::vector<strategies::Candidate> cols;
       const auto e0 = clock::now();
-      if (!late) cols = strategies::optimal_candidates(g, d, regions[i], kMaxGroupSize, kMaxCandidates, &t, deadline, &late);
+      if (!late) cols = strategies::optimal_candidates(g, d, regions[i], max_size, kMaxCandidates, &t, deadline, &late);
       enum_s += std::chrono::duration<double>(clock::now() - e0).count();
       if (late) {  // the singletons alone (priced as `unfused` prices them): the region stays unfused
         cols = strategies::optimal_candidates(g, d, regions[i], 1, kMaxCandidates, nullptr);

@@ -3,7 +3,8 @@
 // --inputs of a weight placeholder (row 15), a negative median in a later
 // measurement file (row 16), subgraphs nested thousands deep (row 2),
 // model names with invalid UTF-8 and control bytes (rows 6 and 11), the
-// search's time limit on long chains (row 3).
+// search's limits on long chains (--time-limit, row 3; --max-group-size,
+// row 5).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -251,6 +252,23 @@ TEST(CliReliability, OptimalTimeLimitHoldsOnALongChainAndTheLineStatesTheGap) {
   EXPECT_NE(lines[0].find(", status: time limit 1 s reached"), std::string::npos) << lines[0];
   EXPECT_TRUE(lines[0].find("no proven bound") != std::string::npos || lines[0].find("gap ") != std::string::npos)
       << lines[0];
+}
+
+// Row 5: `search CHAIN --device host-cpu --max-group-size 2` returned one
+// group of 1000 primitives: the XLA start of `cost` and `xla` ignored the cap.
+TEST(CliReliability, MaxGroupSizeHoldsForEveryStrategy) {
+  const std::string dir = fresh_dir("groupcap");
+  const std::string model = chain_model(dir, 1000);
+  for (const std::string strategy : {"cost", "xla", "tvm", "inductor", "elementwise", "optimal"}) {
+    SCOPED_TRACE(strategy);
+    const std::string plan = dir + "/" + strategy + ".json";
+    Result r = fuseplan({"search", model, "--device", "host-cpu", "--strategy", strategy, "--max-group-size", "2",
+                         "--time-limit", "10", "-o", plan});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(slurp(plan));
+    ASSERT_FALSE(j.at("groups").empty());
+    for (const auto& grp : j.at("groups")) EXPECT_LE(grp.at("nodes").size(), 2u);
+  }
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
-// The limits the strategies keep: --time-limit over the whole of `optimal`
-// (regions, candidate enumeration and pricing, model building, CBC).
+// The limits every strategy keeps: --max-group-size (primitives per group,
+// duplicated copies included) in every strategy, --time-limit over the whole
+// of `optimal` (regions, candidate enumeration and pricing, model building,
+// CBC), and work linear in the primitives on long chains.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <sstream>
 
+#include "graph/synthetic.h"
 #include "tests/strategies/strategy_test_util.h"
 
 namespace fuseplan {
@@ -33,6 +36,53 @@ std::size_t largest_group(const Plan& p) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// `xla` and the XLA start of `cost` fused a 1000-primitive chain into one
+// group whatever the cap; `tvm` (256), `inductor` (64) and `optimal` (6)
+// kept only their own limits.
+TEST(Limits, EveryStrategyHonoursMaxGroupSizeOnAChain) {
+  const Graph g = chain(300);
+  const DeviceSpec d = load_device("host-cpu");
+  for (int cap : {2, 3}) {
+    for (const auto& s : strategy_names()) {
+      SCOPED_TRACE(s + " with --max-group-size " + std::to_string(cap));
+      SearchOptions o;
+      o.max_group_size = cap;
+      o.time_limit_s = 20;
+      const Plan p = search(g, d, s, o);
+      EXPECT_LE(largest_group(p), static_cast<std::size_t>(cap));
+      if (s != "unfused") EXPECT_LE(p.totals.kernels, 300 / 2 + 2);  // it still fuses, up to the cap
+    }
+  }
+}
+
+TEST(Limits, EveryStrategyHonoursMaxGroupSizeOnSyntheticModels) {
+  const DeviceSpec d = testing::h100();
+  for (SyntheticKind kind : {SyntheticKind::transformer, SyntheticKind::conv}) {
+    const Graph g = synthetic_graph(kind, 300);
+    for (int cap : {2, 5}) {
+      for (const auto& s : strategy_names()) {
+        SCOPED_TRACE(std::string(to_string(kind)) + ", " + s + " with --max-group-size " + std::to_string(cap));
+        SearchOptions o;
+        o.max_group_size = cap;
+        o.time_limit_s = 1;
+        EXPECT_LE(largest_group(search(g, d, s, o)), static_cast<std::size_t>(cap));
+      }
+    }
+  }
+}
+
+// With no cap, `xla` fused a chain into one growing group and repriced it at
+// every step: quadratic (10^4 primitives 16 s, 10^5 past the test's timeout).
+// The default cap bounds each step's work, so the pass is linear.
+TEST(Limits, XlaFinishesALongChainWithinTheDefaultCap) {
+  const Graph g = chain(100000);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Plan p = search(g, load_device("host-cpu"), "xla");
+  EXPECT_LE(largest_group(p), static_cast<std::size_t>(SearchOptions{}.max_group_size));
+  EXPECT_LT(p.totals.kernels, 100000 / 64);
+  EXPECT_LT(seconds_since(t0), 60.0);  // a few seconds; quadratic, it took most of an hour
 }
 
 // --time-limit bounded only CBC: the candidates of every region were
