@@ -94,7 +94,10 @@ void run_search(const SearchArgs& a) {
             << fmt(base.totals.predicted_us) << " us, "
             << (plan.totals.predicted_us > 0 ? fmt(base.totals.predicted_us / plan.totals.predicted_us) + "x"
                                              : std::string("no kernels"))
-            << "), search " << fmt(plan.totals.search_ms, 1) << " ms\n";
+            << "), search " << fmt(plan.totals.search_ms, 1) << " ms"
+            // exact strategies: proven optimal, or the gap (or no proven
+            // bound) left when --time-limit stopped the search
+            << (plan.status.empty() ? std::string() : ", status: " + plan.status) << "\n";
   if (a.measure_registers) {
     int changed = 0;
     for (const auto& c : plan.costs) changed += c.measured && c.regs_measured != c.regs_estimate;

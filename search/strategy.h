@@ -14,8 +14,12 @@
 namespace fuseplan {
 
 struct SearchOptions {
-  int max_group_size = 128;      // primitives per group (bounds compile time)
-  double time_limit_s = 60;      // exact strategies only
+  /// Primitives per group, duplicated copies included, in every strategy
+  /// (bounds compile time, and each step's work: the searches stay linear).
+  int max_group_size = 128;
+  /// Wall seconds for the whole of an exact strategy (optimal): enumeration,
+  /// model building and solving; the heuristics are linear passes.
+  double time_limit_s = 60;
   /// When set (GPU devices): measured registers/spills replace the estimate
   /// for groups whose estimate constrains them (costmodel/cost.h,
   /// OracleUse::constrained), during the partition and in the plan's pricing.

@@ -5,7 +5,8 @@
 //     fusion of launch-bound groups.
 //  2. XLA start: XLA-style priority fusion (the `xla` strategy's decisions,
 //     priced with 1 µs launches, producer into all consumers or none),
-//     replayed on fuseplan's own cost model, then horizontal fusion.
+//     replayed on fuseplan's own cost model, then horizontal fusion (both
+//     starts keep --max-group-size).
 // The start whose result is predicted faster wins (an exact tie is settled by
 // the two plans' make_plan totals; then the first). Both
 // starts are linear-time passes; the XLA start runs on graphs of at most
@@ -51,7 +52,7 @@ class CostStrategy : public Strategy {
     for (NodeId n = 0; n < g.size(); ++n) prims += g.op_class(n) != OpClass::source;
     if (prims > kXlaStartMaxPrimitives) return own.partition();
     WorkState seeded(g, d);
-    strategies::replay_xla_fusion(seeded, strategies::xla_fusion_log(g, d));
+    strategies::replay_xla_fusion(seeded, strategies::xla_fusion_log(g, d, o.max_group_size));
     horizontal_pass(seeded, o);
     const double a = total_us(own), b = total_us(seeded);
     if (a != b) return a < b ? own.partition() : seeded.partition();

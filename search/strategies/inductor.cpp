@@ -12,7 +12,8 @@
 //    vertical (one reads what the other writes) or horizontal (both read it),
 //    ranked by bytes shared (score_fusion_memory) then proximity, fused
 //    greedily while legal, acyclic and at most 64 primitives per kernel
-//    (max_fusion_size); up to 10 rounds. Contractions stay extern kernels
+//    (max_fusion_size; fewer when --max-group-size says so, which bounds the
+//    inlining too); up to 10 rounds. Contractions stay extern kernels
 //    (cuBLAS/cuDNN, no max-autotune templates): nothing fuses with them.
 #include <algorithm>
 #include <map>
@@ -44,7 +45,8 @@ struct Pair {
 
 class InductorScheduler {
  public:
-  InductorScheduler(const Graph& g, const DeviceSpec& d) : g_(g), d_(d), ws_(g, d) {}
+  InductorScheduler(const Graph& g, const DeviceSpec& d, int max_group_size)
+      : g_(g), d_(d), ws_(g, d), max_size_(std::min(kMaxFusionSize, static_cast<std::size_t>(std::max(1, max_group_size)))) {}
 
   std::vector<std::vector<NodeId>> run() {
     lower();
@@ -66,7 +68,7 @@ class InductorScheduler {
       if (users.empty()) continue;
       bool legal = true;  // the kernels that would inline n must accept it, within the size cap
       for (int u : users)
-        legal = legal && ws_.nodes(u).size() + ws_.nodes(p).size() <= kMaxFusionSize && (users.size() == 1 ? can_merge_vertical(g_, ws_.nodes(p), ws_.nodes(u), d_)
+        legal = legal && ws_.nodes(u).size() + ws_.nodes(p).size() <= max_size_ && (users.size() == 1 ? can_merge_vertical(g_, ws_.nodes(p), ws_.nodes(u), d_)
                                             : can_duplicate(g_, ws_.nodes(p), ws_.nodes(u), d_))
                              .ok();
       if (!legal) continue;  // realized after all: its own kernel
@@ -135,7 +137,7 @@ class InductorScheduler {
   }
 
   bool can_fuse(int a, int b) {
-    if (ws_.nodes(a).size() + ws_.nodes(b).size() > kMaxFusionSize) return false;
+    if (ws_.nodes(a).size() + ws_.nodes(b).size() > max_size_) return false;
     if (!fusable_kernel(a) || !fusable_kernel(b)) return false;
     const auto ca = ws_.consumer_groups(a), cb = ws_.consumer_groups(b);
     const bool a_to_b = std::find(ca.begin(), ca.end(), b) != ca.end();
@@ -167,6 +169,7 @@ class InductorScheduler {
   const Graph& g_;
   const DeviceSpec& d_;
   WorkState ws_;
+  std::size_t max_size_;  // primitives per kernel: min(max_fusion_size, --max-group-size)
 };
 
 class InductorStrategy : public Strategy {
@@ -175,8 +178,8 @@ class InductorStrategy : public Strategy {
   std::string description() const override {
     return "TorchInductor: inline pointwise (realize >4 reads / >30 ops), fuse pairs by bytes shared, <= 64 per kernel";
   }
-  std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions&) override {
-    return InductorScheduler(g, d).run();
+  std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions& o) override {
+    return InductorScheduler(g, d, o.max_group_size).run();
   }
 };
 }  // namespace

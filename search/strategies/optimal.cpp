@@ -7,9 +7,10 @@
 // that output with its consumer), minimise Σ predicted µs. Cycles between the
 // chosen kernels are removed lazily: solve, find a cycle in the kernel DAG,
 // forbid that combination, solve again. status(): "optimal", or the gap left.
+// SearchOptions::time_limit_s covers all of it; the regions it leaves
+// unsolved keep their primitives unfused and the status says so.
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <cmath>
 #include <map>
 #include <set>
@@ -29,6 +30,13 @@ constexpr std::size_t kMaxRegion = 400;             // primitives per ILP region
 constexpr std::size_t kMaxCandidates = 40000;       // columns per region (larger sets dropped first)
 constexpr int kMaxCycleRounds = 200;                // lazy cycle-constraint rounds per search
 
+/// Seconds as the user wrote them ("1", "0.5", "2.25").
+std::string fmt_seconds(double s) {
+  std::ostringstream o;
+  o << s;
+  return o.str();
+}
+
 /// First cycle of the kernel DAG built as make_plan builds it (a node is read
 /// from the first group holding it); empty when acyclic.
 std::vector<std::size_t> find_cycle(const Graph& g, const std::vector<std::vector<NodeId>>& parts) {
@@ -43,26 +51,34 @@ std::vector<std::size_t> find_cycle(const Graph& g, const std::vector<std::vecto
         if (g.op_class(o) != OpClass::source && !mine.count(o) && groups_of[o].front() != i)
           succ[groups_of[o].front()].insert(i);
   }
+  // Depth-first search with an explicit stack (a chain of 10^5 kernels is
+  // 10^5 deep); the visiting order is that of the recursive formulation.
   enum class Visit { fresh, on_stack, done };
   std::vector<Visit> state(parts.size(), Visit::fresh);
-  std::vector<std::size_t> stack;
-  std::vector<std::size_t> cycle;
-  std::function<bool(std::size_t)> dfs = [&](std::size_t v) {
-    state[v] = Visit::on_stack;
-    stack.push_back(v);
-    for (std::size_t w : succ[v]) {
-      if (state[w] == Visit::on_stack) {
-        cycle.assign(std::find(stack.begin(), stack.end(), w), stack.end());
-        return true;
+  std::vector<std::size_t> stack;  // the DFS path
+  std::vector<std::set<std::size_t>::const_iterator> next;  // per path entry: its next successor
+  for (std::size_t root = 0; root < parts.size(); ++root) {
+    if (state[root] != Visit::fresh) continue;
+    state[root] = Visit::on_stack;
+    stack.push_back(root);
+    next.push_back(succ[root].begin());
+    while (!stack.empty()) {
+      const std::size_t v = stack.back();
+      if (next.back() == succ[v].end()) {
+        state[v] = Visit::done;
+        stack.pop_back();
+        next.pop_back();
+        continue;
       }
-      if (state[w] == Visit::fresh && dfs(w)) return true;
+      const std::size_t w = *next.back()++;
+      if (state[w] == Visit::on_stack) return {std::find(stack.begin(), stack.end(), w), stack.end()};
+      if (state[w] == Visit::fresh) {
+        state[w] = Visit::on_stack;
+        stack.push_back(w);
+        next.push_back(succ[w].begin());
+      }
     }
-    stack.pop_back();
-    state[v] = Visit::done;
-    return false;
-  };
-  for (std::size_t v = 0; v < parts.size(); ++v)
-    if (state[v] == Visit::fresh && dfs(v)) return cycle;
+  }
   return {};
 }
 
@@ -75,31 +91,55 @@ class OptimalStrategy : public Strategy {
   std::string status() const override { return status_; }
 
   std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions& o) override {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto left_s = [&] {
-      return o.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    };
+    // --time-limit covers the whole strategy: regions, candidate enumeration
+    // and pricing, model building and every CBC solve. A region whose
+    // candidates are not priced by the deadline, or whose ILP gets no time,
+    // keeps its primitives unfused (feasible, no proven bound).
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    const double limit_s = o.time_limit_s > 0 ? std::min(o.time_limit_s, 1e7) : 0.0;  // no NaN/inf in clock arithmetic
+    const auto deadline = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(limit_s));
+    auto left_s = [&] { return std::chrono::duration<double>(deadline - clock::now()).count(); };
+    const int max_size = std::max(1, std::min(kMaxGroupSize, o.max_group_size));
     int cuts = 0;
     const auto regions = strategies::optimal_regions(g, kMaxRegion, &cuts);
     std::vector<strategies::RegionIlp> ilps;
+    ilps.reserve(regions.size());
     bool truncated = false;
-    for (const auto& r : regions) {
-      bool t = false;
-      ilps.emplace_back(strategies::optimal_candidates(g, d, r, kMaxGroupSize, kMaxCandidates, &t), r);
+    // Region by region: enumerate and price the candidates, then solve with
+    // an equal share of the time left for this region and those after it,
+    // less the time their enumeration is expected to take (the mean so far).
+    double enum_s = 0;
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+      bool t = false, late = clock::now() >= deadline;
+      std::vector<strategies::Candidate> cols;
+      const auto e0 = clock::now();
+      if (!late) cols = strategies::optimal_candidates(g, d, regions[i], max_size, kMaxCandidates, &t, deadline, &late);
+      enum_s += std::chrono::duration<double>(clock::now() - e0).count();
+      if (late) {  // the singletons alone (priced as `unfused` prices them): the region stays unfused
+        cols = strategies::optimal_candidates(g, d, regions[i], 1, kMaxCandidates, nullptr);
+        t = false;
+      }
+      ilps.emplace_back(std::move(cols), regions[i]);
       truncated |= t;
+      const double left = left_s(), after = static_cast<double>(regions.size() - i - 1);
+      const double reserve = enum_s / static_cast<double>(i + 1) * after;
+      const double budget = (left > reserve ? left - reserve : left) / (after + 1);
+      if (!late && budget > 0) ilps.back().solve(budget);
+      else ilps.back().keep_singletons();
     }
-    // Region index of each candidate's first node, to add cycle cuts where they belong.
-    std::vector<int> region_of(g.size(), -1);
-    for (std::size_t i = 0; i < regions.size(); ++i)
-      for (NodeId n : regions[i]) region_of[n] = static_cast<int>(i);
 
-    std::vector<char> dirty(ilps.size(), 1);
+    std::vector<char> dirty(regions.size(), 0);  // regions with a new cycle cut since their last solve
     bool forced = false;  // a cross-region cycle was broken by forbidding a column
     std::vector<std::vector<NodeId>> parts;
     for (int round = 0;; ++round) {
+      std::size_t pending = static_cast<std::size_t>(std::count(dirty.begin(), dirty.end(), 1));
       for (std::size_t i = 0; i < ilps.size(); ++i)
         if (dirty[i]) {
-          ilps[i].solve(std::max(0.5, left_s() / static_cast<double>(ilps.size())));
+          // The time left is shared among the regions still to solve.
+          const double budget = left_s() / static_cast<double>(pending--);
+          if (budget > 0) ilps[i].solve(budget);
+          else ilps[i].keep_singletons();
           dirty[i] = 0;
         }
       parts.clear();
@@ -130,11 +170,15 @@ class OptimalStrategy : public Strategy {
       }
     }
     double obj = 0, bound = 0;
-    bool proven = true;
+    bool proven = true, bounded = true, limit_hit = false;
+    std::size_t unsolved = 0;
     for (const auto& ilp : ilps) {
       obj += ilp.objective();
       bound += ilp.bound();
       proven &= ilp.proven_optimal();
+      bounded &= ilp.has_bound();
+      unsolved += ilp.unsolved();
+      limit_hit |= ilp.unsolved() || ilp.seconds_limit_hit();
     }
     std::ostringstream s;
     if (proven && cuts == 0 && !forced && !truncated) {
@@ -142,7 +186,13 @@ class OptimalStrategy : public Strategy {
     } else {
       s.setf(std::ios::fixed);
       s.precision(2);
+      if (limit_hit) {
+        s << "time limit " << fmt_seconds(o.time_limit_s) << " s reached";
+        if (unsolved) s << " with " << unsolved << " of " << ilps.size() << " regions unsolved (kept unfused)";
+        s << ", ";
+      }
       if (proven) s << "optimal per region";
+      else if (!bounded) s << "no proven bound";
       else s << "gap " << (obj > 0 ? std::max(0.0, (obj - bound) / obj * 100.0) : 0.0) << "%";
       if (cuts) s << ", " << cuts << " heuristic region cuts";
       if (truncated) s << ", candidate cap hit";

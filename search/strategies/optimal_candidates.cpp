@@ -77,7 +77,16 @@ std::vector<std::vector<NodeId>> optimal_regions(const Graph& g, std::size_t max
 }
 
 std::vector<Candidate> optimal_candidates(const Graph& g, const DeviceSpec& d, const std::vector<NodeId>& region,
-                                          int max_size, std::size_t max_candidates, bool* truncated) {
+                                          int max_size, std::size_t max_candidates, bool* truncated,
+                                          std::chrono::steady_clock::time_point deadline, bool* timed_out) {
+  if (timed_out) *timed_out = false;
+  // The clock is read every 64 steps (a step: one legality check or one pricing).
+  std::size_t steps = 0;
+  auto out_of_time = [&] {
+    if ((++steps & 63) != 0 || std::chrono::steady_clock::now() < deadline) return false;
+    if (timed_out) *timed_out = true;
+    return true;
+  };
   std::unordered_set<NodeId> in_region(region.begin(), region.end());
   std::vector<std::vector<NodeId>> level, sets;
   for (NodeId n : region) level.push_back({n});
@@ -97,6 +106,7 @@ std::vector<Candidate> optimal_candidates(const Graph& g, const DeviceSpec& d, c
           if (in_region.count(c) && !in.count(c)) neigh.insert(c);
       }
       for (NodeId u : neigh) {
+        if (out_of_time()) return {};
         std::vector<NodeId> t = s;
         t.push_back(u);
         std::sort(t.begin(), t.end(), by_topo);
@@ -143,6 +153,7 @@ std::vector<Candidate> optimal_candidates(const Graph& g, const DeviceSpec& d, c
   };
   std::vector<Candidate> out;
   for (const auto& s : sets) {
+    if (out_of_time()) return {};
     Group grp = make_group(g, s);
     out.push_back({grp.nodes, cost(g, grp, d).predicted_us, {}, unwritten_edges(grp)});
     Candidate dup{grp.nodes, 0, {}, {}};

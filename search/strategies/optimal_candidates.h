@@ -1,6 +1,7 @@
 // Candidate groups and regions for the `optimal` strategy (internal).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -39,7 +40,12 @@ std::vector<std::vector<NodeId>> optimal_regions(const Graph& g, std::size_t max
 /// come first. Each set gives a column writing every output read outside it
 /// and, when its outside-read outputs are cheap, a second column writing none
 /// of those (duplication), with the matching `needs`.
+/// The enumeration and the pricing stop at `deadline`: then *timed_out is
+/// set and the result is empty (the caller keeps the region unfused).
 std::vector<Candidate> optimal_candidates(const Graph& g, const DeviceSpec& d, const std::vector<NodeId>& region,
-                                          int max_size, std::size_t max_candidates, bool* truncated);
+                                          int max_size, std::size_t max_candidates, bool* truncated,
+                                          std::chrono::steady_clock::time_point deadline =
+                                              std::chrono::steady_clock::time_point::max(),
+                                          bool* timed_out = nullptr);
 
 }  // namespace fuseplan::strategies

@@ -10,7 +10,8 @@
 //     sink may also be a conv group), intermediate ops at most injective;
 //   - injective, phase 1: when every path is injective;
 //   - reduce: never starts a fusion (it only accepts prologues).
-// A group holds at most 256 primitives (TVM's max_fuse_depth). Each commit is
+// A group holds at most 256 primitives (TVM's max_fuse_depth), fewer when
+// --max-group-size says so. Each commit is
 // also asked of fuseplan's legality (can_merge_vertical + convexity) and
 // skipped when illegal there.
 #include <algorithm>
@@ -37,7 +38,8 @@ Pattern op_pattern(const Primitive& p) { return static_cast<Pattern>(tvm_pattern
 
 class TvmFuser {
  public:
-  TvmFuser(const Graph& g, const DeviceSpec& d) : g_(g), d_(d), pd_(strategies::post_dominators(g)) {
+  TvmFuser(const Graph& g, const DeviceSpec& d, int max_group_size)
+      : g_(g), d_(d), pd_(strategies::post_dominators(g)), max_size_(std::min(kMaxFuseDepth, max_group_size)) {
     const std::size_t n = g.size();
     parent_.resize(n);
     pattern_.assign(n, kOpaque);
@@ -146,7 +148,7 @@ class TvmFuser {
       roots.push_back(r);
       count += num_nodes_[r];
     }
-    if (count > kMaxFuseDepth) return false;
+    if (count > max_size_) return false;
     std::vector<NodeId> prod;
     for (NodeId r : roots) prod.insert(prod.end(), members_[r].begin(), members_[r].end());
     const auto& cons = members_[root(sink)];
@@ -193,6 +195,7 @@ class TvmFuser {
   const Graph& g_;
   const DeviceSpec& d_;
   strategies::PostDominators pd_;
+  int max_size_;  // primitives per group: min(max_fuse_depth, --max-group-size)
   std::vector<NodeId> parent_;
   std::vector<Pattern> pattern_;
   std::vector<Pattern> tree_pattern_;
@@ -206,8 +209,8 @@ class TvmStrategy : public Strategy {
   std::string description() const override {
     return "TVM FuseOps: op patterns + post-dominator-tree fusion, <= 256 primitives per group";
   }
-  std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions&) override {
-    return TvmFuser(g, d).run();
+  std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions& o) override {
+    return TvmFuser(g, d, o.max_group_size).run();
   }
 };
 }  // namespace

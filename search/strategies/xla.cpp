@@ -10,6 +10,11 @@
 // into a library GEMM/convolution (XLA keeps cuBLAS/cuDNN calls as custom
 // calls); the GEMM rewriter's bias/activation epilogues are modelled by
 // letting a contraction group fuse into its single elementwise consumer.
+// No fusion grows past --max-group-size primitives (SearchOptions): besides
+// honouring the cap, this bounds the work of each step (pricing, operand
+// count and legality of the touched groups), so the pass is linear in the
+// primitives; unbounded, a chain fused into one growing group reprices it
+// at every step (quadratic: a 10^5 chain took minutes).
 #include <algorithm>
 #include <queue>
 #include <span>
@@ -86,7 +91,9 @@ struct Entry {
 
 class PriorityFusion {
  public:
-  PriorityFusion(const Graph& g, const DeviceSpec& d) : g_(g), d_(d), prio_d_(priority_device(d)), ws_(g, prio_d_) {}
+  PriorityFusion(const Graph& g, const DeviceSpec& d, int max_group_size)
+      : g_(g), d_(d), prio_d_(priority_device(d)), ws_(g, prio_d_),
+        max_group_size_(static_cast<std::size_t>(std::max(1, max_group_size))) {}
 
   std::vector<std::vector<NodeId>> run() {
     for (int gid : ws_.alive_groups()) push(gid);
@@ -114,6 +121,7 @@ class PriorityFusion {
     if (consumers.empty()) return false;
     double before = ws_.cost_of(p).predicted_us, after = 0;
     for (int c : consumers) {
+      if (ws_.nodes(p).size() + ws_.nodes(c).size() > max_group_size_) return false;
       if (holds_class(g_, ws_.nodes(c), OpClass::contraction)) return false;
       const int ids[2] = {p, c};
       if (operand_and_output_count(g_, union_nodes(ws_, ids)) > kMaxOperandsAndOutputs)
@@ -160,6 +168,7 @@ class PriorityFusion {
   const DeviceSpec& d_;
   DeviceSpec prio_d_;
   WorkState ws_;
+  std::size_t max_group_size_;  // primitives per group, copies included
   std::priority_queue<Entry> pq_;
   std::vector<int> log_;
 };
@@ -170,8 +179,8 @@ class XlaStrategy : public Strategy {
   std::string description() const override {
     return "XLA priority fusion: producer into all consumers or none, 1 us launches, <= 96 operands+outputs";
   }
-  std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions&) override {
-    return PriorityFusion(g, d).run();
+  std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions& o) override {
+    return PriorityFusion(g, d, o.max_group_size).run();
   }
 };
 }  // namespace
@@ -185,8 +194,8 @@ std::vector<int> fuse_into_all_consumers(WorkState& ws, int p) {
   return consumers;
 }
 
-std::vector<int> xla_fusion_log(const Graph& g, const DeviceSpec& d) {
-  PriorityFusion f(g, d);
+std::vector<int> xla_fusion_log(const Graph& g, const DeviceSpec& d, int max_group_size) {
+  PriorityFusion f(g, d, max_group_size);
   f.run();
   return f.log();
 }
