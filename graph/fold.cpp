@@ -37,6 +37,14 @@ std::vector<int64_t> bcast_index(const Shape& out, const Shape& in) {
 
 bool is_float(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16 || d == DType::f64; }
 
+// The int64 view of a folded double (Builder::push keeps both): truncated,
+// and 0 where no int64 holds the value (NaN, infinities, |v| >= 9e18), which
+// only a float result can be, and a float result keeps its double.
+int64_t int_view(double v) { return std::isfinite(v) && std::fabs(v) < 9e18 ? static_cast<int64_t>(v) : 0; }
+
+// Integer Neg and Abs wrap at INT64_MIN (two's complement), as the kernels do.
+int64_t wrapping_neg(int64_t a) { return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a)); }
+
 struct Builder {
   TensorType t;
   std::vector<int64_t> i;
@@ -199,7 +207,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, Op op, 
       if (tmp.k && tmp.k->size() == 1) v = tmp.k->at_f(0);
     }
     Builder b(ot);
-    for (int64_t k = 0; k < ot.numel(); ++k) b.push(v, static_cast<int64_t>(v));
+    for (int64_t k = 0; k < ot.numel(); ++k) b.push(v, int_view(v));
     return std::vector<ConstPtr>{b.done()};
   }
   if (unary_op || reshape_op) {
@@ -207,9 +215,9 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, Op op, 
     for (int64_t k = 0; k < x.size(); ++k) {
       if (is_float(ot.dtype) || !x.is_float() || op == Op::Cast || op == Op::Not) {
         double v = unary(op, x.at_f(k));
-        int64_t iv = x.is_float() ? (std::isfinite(v) && std::fabs(v) < 9e18 ? static_cast<int64_t>(v) : 0)
-                                  : (op == Op::Neg    ? -x.at_i(k)
-                                     : op == Op::Abs  ? std::llabs(x.at_i(k))
+        int64_t iv = x.is_float() ? int_view(v)
+                                  : (op == Op::Neg    ? wrapping_neg(x.at_i(k))
+                                     : op == Op::Abs  ? (x.at_i(k) < 0 ? wrapping_neg(x.at_i(k)) : x.at_i(k))
                                      : op == Op::Relu ? std::max<int64_t>(0, x.at_i(k))
                                      : op == Op::Not  ? x.at_i(k) == 0
                                                       : x.at_i(k));
@@ -235,7 +243,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, Op op, 
       if (fl) {
         auto v = binary_f(op, x.at_f(ia[k]), y.at_f(ib[k]));
         if (!v) return std::nullopt;
-        b.push(*v, static_cast<int64_t>(*v));
+        b.push(*v, int_view(*v));
       } else {
         auto v = binary_i(op, x.at_i(ia[k]), y.at_i(ib[k]));
         if (!v) return std::nullopt;
@@ -351,7 +359,7 @@ std::optional<std::vector<ConstPtr>> fold_node(const onnx::NodeProto& n, Op op, 
         double q = std::nearbyint(x.at_f(k) / sc.at_f(c)) + z;
         double lo = ot.dtype == DType::i8 ? -128 : 0, hi = ot.dtype == DType::i8 ? 127 : 255;
         q = std::clamp(q, lo, hi);
-        b.push(q, static_cast<int64_t>(q));
+        b.push(q, int_view(q));
       }
     }
     return std::vector<ConstPtr>{b.done()};

@@ -1,6 +1,8 @@
 // Decompositions, folding and small inline graphs (docs/ir.md).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "test_util.h"
 
 namespace fuseplan {
@@ -122,6 +124,34 @@ f (float[N, 4, 6] x) => (float[N, 24] y) {
   EXPECT_EQ(y.out.shape, (std::vector<int64_t>{5, 24}));
   EXPECT_EQ(g.operands(g.at("y")).size(), 1u);
   EXPECT_EQ(g.size(), 2u);  // input + reshape: folded nodes and unused constants leave nothing
+}
+
+// Regression (clang UBSan, float-cast-overflow): a folded float result kept
+// an int64 view made by a plain cast, undefined for -inf; and an int64 Neg or
+// Abs of INT64_MIN overflowed. Float results keep their double, integer
+// Neg/Abs wrap as the kernels do.
+TEST(Fold, InfinitiesAndInt64MinFoldWithoutOverflow) {
+  Graph g = import_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+f (float[4] x, int64[1] n) => (float[4] y, int64[1] z, int64[1] w) {
+  a = Constant<value = float {-1.0}>()
+  b = Constant<value = float {0.0}>()
+  c = Div(a, b)
+  y = Add(x, c)
+  m = Constant<value = int64[1] {-9223372036854775808}>()
+  k = Neg(m)
+  j = Abs(m)
+  z = Add(n, k)
+  w = Add(n, j)
+})", opts(1));
+  auto constant_operand = [&](const char* name) -> const Primitive& {
+    return g.node(g.operands(g.at(name))[1]);
+  };
+  ASSERT_EQ(constant_operand("y").data.f32.size(), 1u);
+  EXPECT_EQ(constant_operand("y").data.f32[0], -std::numeric_limits<float>::infinity());
+  for (const char* out : {"z", "w"}) {
+    ASSERT_EQ(constant_operand(out).data.i64.size(), 1u) << out;
+    EXPECT_EQ(constant_operand(out).data.i64[0], std::numeric_limits<int64_t>::min()) << out;
+  }
 }
 
 TEST(Fold, ReduceAxesInputBecomesAttribute) {
