@@ -286,7 +286,7 @@ Tensor read_npy(const std::string& path) {
     throw Error(path + ": .npy holds " + std::to_string(have) + " data bytes, shape " + sh + " needs " +
                 (more ? "more" : std::to_string(need)));
   Tensor t(dt, shape);
-  std::memcpy(t.data.data(), bytes.data() + pos, t.data.size());
+  if (!t.data.empty()) std::memcpy(t.data.data(), bytes.data() + pos, t.data.size());  // an empty vector's data() may be null
   return t;
 }
 

@@ -86,6 +86,14 @@ TEST(Npy, BadFilesGiveOneLineErrors) {
                "needs more");
   expect_error(v1("{'descr': '<f8', 'fortran_order': False, 'shape': (3333A33,), }", std::string(8, '\0')),
                "malformed .npy shape");
+  {  // Regression (fuzz_npy_read, UBSan nonnull): an empty tensor copies no bytes.
+    std::string p = tmp("empty.npy");
+    std::ofstream(p, std::ios::binary) << v1("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", "");
+    Tensor t = read_npy(p);
+    EXPECT_EQ(t.shape, (std::vector<int64_t>{0, 3}));
+    EXPECT_TRUE(t.data.empty());
+    std::filesystem::remove(p);
+  }
   try {
     read_npy(tmp("does-not-exist.npy"));
     FAIL();
