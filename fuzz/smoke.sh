@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each file-reader fuzz target for SECONDS from an already configured and
 # built fuzz build dir (cmake -DFUSEPLAN_FUZZ=ON with clang; this script builds
-# nothing). Seeds are copied from ../shared models and cases into a temp dir.
+# nothing). Seeds are copied from ../shared models and cases, fuzz/seeds/ and
+# the corpus fuzz/campaign.sh kept (fuzz/corpus/) into a temp dir.
 # Fails (exit 1) on any crash, leak, sanitizer report or timeout finding.
 set -euo pipefail
 if [ $# -ne 2 ]; then echo "usage: fuzz/smoke.sh BUILD_DIR SECONDS" >&2; exit 2; fi
@@ -19,6 +20,10 @@ cp "$here"/fuzz/seeds/plan/* "$work/plan/" 2>/dev/null || true
 cp "$here"/configs/devices/*.json "$here"/fuzz/seeds/device/* "$work/device/" 2>/dev/null || true
 cp "$here"/fuzz/seeds/measurement/* "$work/measurement/" 2>/dev/null || true
 cp "$here"/fuzz/seeds/npy/* "$work/npy/" 2>/dev/null || true
+# The corpus a campaign kept (fuzz/campaign.sh) seeds each target too.
+for t in import_binary:bin import_text:txt plan_load:plan device_load:device measurement_read:measurement npy_read:npy; do
+  cp "$here/fuzz/corpus/${t%%:*}"/* "$work/${t##*:}/" 2>/dev/null || true
+done
 status=0
 for t in import_binary import_text plan_load device_load measurement_read npy_read; do
   exe=$(find "$build" -type f -name "fuzz_$t" -perm -u+x | head -1)
