@@ -20,6 +20,9 @@ Tensor::Tensor(DType t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) 
 }
 
 int64_t Tensor::numel() const {
+  // An empty tensor's other dims may be anything (an .npy header's (0, 2^40,
+  // 2^40)): its product never overflows on the way to 0.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
