@@ -38,7 +38,7 @@ struct CostFeatures {
   // flops_transcendental is at flops.cpp's estimates; when empty,
   // flops_transcendental (and libm_routines) are taken as they are.
   std::map<std::string, double, std::less<>> transcendental_elems;
-  double flops_scalar = 0;      // the non-transcendental elementwise FLOPs of loops calling libm (CPU: one lane)
+  double flops_scalar = 0;      // the elementwise FLOPs of reduction or double loops calling a transcendental (CPU: one lane)
   double reduction_steps = 0;   // serial steps of emitted adding reductions and CumSum chains
   double select_steps = 0;      // steps of emitted ReduceMax/ReduceMin chains
   double pool_steps = 0;        // window elements of MaxPool/AveragePool

@@ -390,20 +390,23 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
       in_stage[r] = need > 0 ? std::max(1.0, n_elems > 0 ? need / n_elems : 1.0) : 0.0;
       out.times[r] += in_stage[r];
     }
-    // A stage that evaluates a transcendental op is one loop around a libm
-    // call (graph/op_traits.cpp; no -ffast-math, so no vector libm): GCC does
-    // not vectorise it, and the elementwise ops evaluated in it run one
-    // lane at a time (softmax_row's output loop exp(x - max) / sum: 5.4 ns
-    // an element against 3.3 for the exp loop alone, docs/calibration.md).
-    bool calls_libm = false;
-    for (std::size_t r = 0; r <= s && !calls_libm; ++r)
-      calls_libm = in_stage[r] > 0 && node_facts(g, v.order[r]).transcendental;
-    if (!calls_libm) continue;
+    // A stage that evaluates a float transcendental op vectorises: the
+    // backend calls libfuseplan_vmath's SIMD variants (emit/cpu/vmath.h).
+    // Not so a reduction stage (its accumulator runs in order, one lane at
+    // a time, without -ffast-math) nor a double one (a libm call): there
+    // every elementwise op evaluated in the loop, the transcendental
+    // included, issues one lane at a time (a vector call's time per
+    // element, lanes times over).
+    const bool reduction_stage = g.op_class(v.order[s]) == OpClass::reduction;
+    bool scalar_call = false;
+    for (std::size_t r = 0; r <= s && !scalar_call; ++r)
+      scalar_call = in_stage[r] > 0 && node_facts(g, v.order[r]).transcendental &&
+                    (reduction_stage || g.node(v.order[r]).out.dtype != DType::f32);
+    if (!scalar_call) continue;
     for (std::size_t r = 0; r <= s; ++r) {  // in_stage is 0 for other stages and unread nodes
       if (in_stage[r] == 0) continue;
-      const NodeFacts& nf = node_facts(g, v.order[r]);
       const OpClass c = g.op_class(v.order[r]);
-      if (!nf.transcendental && (c == OpClass::elementwise || c == OpClass::broadcast)) out.scalar += nf.flops * in_stage[r];
+      if (c == OpClass::elementwise || c == OpClass::broadcast) out.scalar += node_facts(g, v.order[r]).flops * in_stage[r];
     }
   }
   for (double& t : out.times) t = std::max(t, 1.0);  // a node no stage reads (none in a valid group)

@@ -303,7 +303,7 @@ constexpr CostTerm kTerms[] = {
          o << " at e_transcendental " << fixed(x.d.cpu->e_transcendental, 3);
        }
        if (x.f.flops_scalar > 0 && scalar_extra_flops(x.d) > 0)
-         o << ", of which " << fixed(x.f.flops_scalar) << " in loops calling libm, one lane at a time (× "
+         o << ", of which " << fixed(x.f.flops_scalar) << " in reduction or double loops calling a transcendental, one lane at a time (× "
            << x.d.cpu->vector_lanes << ")";
      },
      .part = ParamPart::cpu,

@@ -127,17 +127,17 @@ Tensor eval_scalar(const Primitive& p, const std::vector<const Tensor*>& x) {
     }
     if constexpr (std::is_floating_point_v<T>) {
       if (op == Op::Sigmoid) return run([](T a, T) -> T { return fprt::sigmoid(a); });
-      if (op == Op::Tanh) return run([](T a, T) -> T { return std::tanh(a); });
-      if (op == Op::Exp) return run([](T a, T) -> T { return std::exp(a); });
-      if (op == Op::Log) return run([](T a, T) -> T { return std::log(a); });
+      if (op == Op::Tanh) return run([](T a, T) -> T { return fprt::tanh_(a); });
+      if (op == Op::Exp) return run([](T a, T) -> T { return fprt::exp_(a); });
+      if (op == Op::Log) return run([](T a, T) -> T { return fprt::log_(a); });
       if (op == Op::Sqrt) return run([](T a, T) -> T { return std::sqrt(a); });
       if (op == Op::Reciprocal) return run([](T a, T) -> T { return fprt::reciprocal(a); });
-      if (op == Op::Erf) return run([](T a, T) -> T { return std::erf(a); });
+      if (op == Op::Erf) return run([](T a, T) -> T { return fprt::erf_(a); });
       if (op == Op::Ceil) return run([](T a, T) -> T { return std::ceil(a); });
       if (op == Op::Floor) return run([](T a, T) -> T { return std::floor(a); });
       if (op == Op::Round) return run([](T a, T) -> T { return fprt::round_(a); });
-      if (op == Op::Sin) return run([](T a, T) -> T { return std::sin(a); });
-      if (op == Op::Cos) return run([](T a, T) -> T { return std::cos(a); });
+      if (op == Op::Sin) return run([](T a, T) -> T { return fprt::sin_(a); });
+      if (op == Op::Cos) return run([](T a, T) -> T { return fprt::cos_(a); });
       if (op == Op::Softplus) return run([](T a, T) -> T { return fprt::softplus(a); });
       if (op == Op::LeakyRelu) return run([&](T a, T) -> T { return fprt::leaky_relu(a, e(0)); });
       if (op == Op::HardSigmoid) return run([&](T a, T) -> T { return fprt::hard_sigmoid(a, e(0), e(1)); });

@@ -57,20 +57,20 @@ constexpr Row kRows[] = {
     // elementwise / broadcast
     pointwise(Op::Relu, "Relu").scalar("fprt::relu"),
     pointwise(Op::Sigmoid, "Sigmoid").flops(13).libm(L::exp).scalar("fprt::sigmoid"),  // exp + add + div
-    pointwise(Op::Tanh, "Tanh").flops(16).libm(L::tanh).scalar("std::tanh"),  // libdevice / libm polynomial
+    pointwise(Op::Tanh, "Tanh").flops(16).libm(L::tanh).scalar("fprt::tanh_"),  // libdevice / libm polynomial
     pointwise(Op::Exp, "Exp").flops(8).libm(L::exp).scalar("fprt::exp_"),     // SFU / libm polynomial
-    pointwise(Op::Log, "Log").flops(8).libm(L::log).scalar("std::log"),
+    pointwise(Op::Log, "Log").flops(8).libm(L::log).scalar("fprt::log_"),
     pointwise(Op::Sqrt, "Sqrt").flops(8).scalar("std::sqrt"),                // SFU rsqrt + refinement; a vector instruction
     pointwise(Op::Reciprocal, "Reciprocal").flops(4).scalar("fprt::reciprocal"),  // as Div
     pointwise(Op::Neg, "Neg").scalar("fprt::neg"),
     pointwise(Op::Abs, "Abs").scalar("fprt::abs_"),
-    pointwise(Op::Erf, "Erf").flops(16).libm(L::erf).scalar("std::erf"),  // libdevice / libm polynomial
+    pointwise(Op::Erf, "Erf").flops(16).libm(L::erf).scalar("fprt::erf_"),  // libdevice / libm polynomial
     pointwise(Op::Ceil, "Ceil").scalar("std::ceil"),
     pointwise(Op::Floor, "Floor").scalar("std::floor"),
     pointwise(Op::Round, "Round").scalar("fprt::round_"),
     pointwise(Op::Not, "Not").scalar("!", false, true),
-    pointwise(Op::Sin, "Sin").flops(8).libm(L::sin_cos).scalar("std::sin"),
-    pointwise(Op::Cos, "Cos").flops(8).libm(L::sin_cos).scalar("std::cos"),
+    pointwise(Op::Sin, "Sin").flops(8).libm(L::sin_cos).scalar("fprt::sin_"),
+    pointwise(Op::Cos, "Cos").flops(8).libm(L::sin_cos).scalar("fprt::cos_"),
     pointwise(Op::Tan, "Tan"),
     pointwise(Op::Softplus, "Softplus").flops(17).libm(L::exp).scalar("fprt::softplus"),  // log(1 + exp)
     pointwise(Op::Softsign, "Softsign"),

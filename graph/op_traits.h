@@ -25,9 +25,9 @@ enum class TvmPattern : int {
   opaque = 8
 };
 
-/// The libm routine the CPU backend calls for a transcendental op (scalar
-/// calls: the kernels build with -fno-fast-math, so no vector libm;
-/// emit/cpu/runtime.h). Sigmoid, Elu and Softplus call exp (fprt::exp_).
+/// The math routine the CPU backend calls for a transcendental op (float:
+/// libfuseplan_vmath's SLEEF routines, vectorised where the loop allows;
+/// emit/cpu/vmath.h). Sigmoid, Elu and Softplus call exp (fprt::exp_).
 enum class LibmRoutine { none, exp, erf, tanh, log, sin_cos, pow };
 std::string_view to_string(LibmRoutine r);  // "exp", ..., "" for none
 

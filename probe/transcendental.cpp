@@ -8,6 +8,7 @@
 
 #include "emit/cpu/compiler.h"
 #include "emit/cpu/cpp_printer.h"
+#include "emit/cpu/vmath.h"
 #include "graph/op_traits.h"
 #include "graph/graph.h"
 #include "support/stats.h"
@@ -136,7 +137,8 @@ std::map<std::string, double, std::less<>> transcendental_ns(std::string& note) 
     std::snprintf(buf, sizeof buf, "%s%s %.2f", k ? ", " : "", kOps[k].op, per_elem);
     parts << buf;
   }
-  note = "the CPU backend's scalar call per op (graph/op_traits.cpp) in its emitted loop, compiled as the backend "
+  note = "the CPU backend's call per op (graph/op_traits.cpp; float: " + std::string(fp_vmath_family()) +
+         ") in its emitted loop, compiled as the backend "
          "compiles, one thread, inputs uniform in [-1, 1], slope between 1024 and 8192 elements, best of 5 × 101 rounds over all ops: " +
          parts.str() + " ns per element";
   return ns;

@@ -1,5 +1,6 @@
 // Probe of the CPU backend's transcendental ops (exp, log, tanh, erf, ...):
-// the scalar call the op-traits table (graph/op_traits.cpp) names for each, in the loop the backend
+// the call the op-traits table (graph/op_traits.cpp) names for each (float:
+// libfuseplan_vmath, vectorised by the compiler), in the loop the backend
 // emits, compiled as it compiles kernels (emit/cpu/compiler.h) and timed on
 // one thread. The cost model prices an op listed here by its measured time
 // (CpuSpec::transcendental_ns) instead of a FLOP-equivalent estimate.

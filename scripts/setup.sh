@@ -10,7 +10,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libboost-graph-dev libeigen3-dev nlohmann-json3-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
-  coinor-libcbc-dev libssl-dev libdnnl-dev
+  coinor-libcbc-dev libssl-dev libdnnl-dev libsleef-dev
   graphviz gnuplot-nox
   clang libclang-rt-14-dev
 )

@@ -1,4 +1,5 @@
 #include "emit/cpu/compiler.h"
+#include "emit/cpu/vmath.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -366,7 +367,9 @@ void compile_kernels(const fs::path& dir, const std::string& key, const SplitSou
 std::unique_ptr<KernelLibrary> compile_and_load(const std::string& source, const CancelCheck& cancelled) {
   fs::path dir = kernel_cache_dir();
   auto argv0 = compiler_command("SRC", "OUT");
-  std::string key;
+  // The key names the transcendental family too: the kernels call it
+  // (libfuseplan_vmath, loaded with this binary), and it fixes their bits.
+  std::string key = std::string(fp_vmath_family()) + "\n";
   for (const auto& a : argv0) key += a + " ";
   std::string hash = source_hash(key + "\n" + source);
   fs::path src = dir / (hash + ".cpp"), so = dir / (hash + ".so"), log = dir / (hash + ".log");

@@ -5,6 +5,10 @@
 // operations or their order (docs/numerics.md), so everything whose result
 // depends on an evaluation order lives here exactly once:
 //  - scalar op formulas (sigmoid = 1/(1+exp(-x)), softplus, hard-sigmoid...);
+//  - float transcendentals (exp, log, tanh, erf, sin, cos, pow) are calls
+//    into libfuseplan_vmath (emit/cpu/vmath.h: one SLEEF deterministic
+//    family), which GCC vectorises in a generated loop and which return the
+//    same bits at every vector width and in the reference;
 //  - contractions (MatMul, Conv, ConvTranspose) are calls through one
 //    ContractionLibrary table that the host binds (oneDNN primitives,
 //    exec/onednn.h): the reference and every plan call the same primitive
@@ -23,6 +27,26 @@
 #include <limits>
 #include <type_traits>
 #include <vector>
+
+// Float transcendentals, defined in libfuseplan_vmath (emit/cpu/vmath.cpp).
+// Under OpenMP (generated kernels build with -fopenmp) they are declared
+// SIMD functions, so GCC vectorises a loop over them by calling their
+// vector-ABI variants; scalar and vector variants return the same bits.
+#if defined(_OPENMP)
+#define FPRT_VMATH_SIMD _Pragma("omp declare simd notinbranch")
+#else
+#define FPRT_VMATH_SIMD
+#endif
+extern "C" {
+FPRT_VMATH_SIMD __attribute__((const, nothrow)) float fp_expf(float);
+FPRT_VMATH_SIMD __attribute__((const, nothrow)) float fp_logf(float);
+FPRT_VMATH_SIMD __attribute__((const, nothrow)) float fp_tanhf(float);
+FPRT_VMATH_SIMD __attribute__((const, nothrow)) float fp_erff(float);
+FPRT_VMATH_SIMD __attribute__((const, nothrow)) float fp_sinf(float);
+FPRT_VMATH_SIMD __attribute__((const, nothrow)) float fp_cosf(float);
+FPRT_VMATH_SIMD __attribute__((const, nothrow)) float fp_powf(float, float);
+}
+#undef FPRT_VMATH_SIMD
 
 namespace fprt {
 
@@ -62,23 +86,36 @@ template <class T> inline T select(bool c, T a, T b) {
     return c ? a : b;
   }
 }
-// exp without libm's underflow path. Below -104 (float; -746 double) exp
-// rounds to +0, but glibc gets there through __math_uflow, which sets errno:
-// 10-13 ns a call against 3.5-5 ns for ordinary arguments here, and a
-// masked softmax row exponentiates -1e9 or -FLT_MAX at every masked
-// position (gpt2_block's masked exp measured 10.9 ns per element). Both
-// picks are fprt::select, so a random mask costs no mispredicted branch.
-// Same bits as std::exp for every input, NaN and infinities included.
+// Transcendentals: float through libfuseplan_vmath (above); double and
+// other types through libm. Double exp steps around glibc's underflow
+// path: below -746 exp rounds to +0, but glibc gets there through
+// __math_uflow, which sets errno (10-13 ns a call against 3.5-5 ns; a
+// masked softmax row exponentiates -1e9 at every masked position). Both
+// picks are fprt::select, so a random mask costs no mispredicted branch;
+// same bits as std::exp for every input.
 template <class T> inline T exp_(T x) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    const bool zero = x < T(std::is_same_v<T, float> ? -104 : -746);
+  if constexpr (std::is_same_v<T, float>) {
+    return fp_expf(x);
+  } else if constexpr (std::is_same_v<T, double>) {
+    const bool zero = x < T(-746);
     return select(zero, T(0), T(std::exp(select(zero, T(0), x))));
   } else {
     return std::exp(x);
   }
 }
+#define FPRT_VMATH_UNARY(name, fn)                         \
+  template <class T> inline T name(T x) {                  \
+    if constexpr (std::is_same_v<T, float>) return fp_##fn##f(x); \
+    else return std::fn(x);                                \
+  }
+FPRT_VMATH_UNARY(log_, log)
+FPRT_VMATH_UNARY(tanh_, tanh)
+FPRT_VMATH_UNARY(erf_, erf)
+FPRT_VMATH_UNARY(sin_, sin)
+FPRT_VMATH_UNARY(cos_, cos)
+#undef FPRT_VMATH_UNARY
 template <class T> inline T sigmoid(T x) { return T(1) / (T(1) + exp_(-x)); }
-template <class T> inline T softplus(T x) { return std::log(T(1) + exp_(x)); }
+template <class T> inline T softplus(T x) { return log_(T(1) + exp_(x)); }
 template <class T> inline T elu(T x, T a) { return x < T(0) ? T(a * (exp_(x) - T(1))) : x; }
 // Max/Min propagate NaN (ONNX); reductions use the same functions. Two
 // selects rather than `(b > a || b != b) ? b : a`: the short-circuit `||`
@@ -122,6 +159,8 @@ template <class T> inline T mod_(T a, T b, int fmod_mode) {
 template <class T, class E> inline T pow_(T a, E b) {
   if constexpr (std::numeric_limits<T>::is_integer) {
     return T(std::pow(double(a), double(b)));
+  } else if constexpr (std::is_same_v<T, float>) {
+    return fp_powf(a, T(b));
   } else {
     return std::pow(a, T(b));
   }

@@ -62,6 +62,13 @@ template <class T> FP_D T relu(T x) { return x < T(0) ? T(0) : x; }
 // The CPU runtime's exp_ steps around glibc's errno-setting underflow path;
 // CUDA's expf has none, so the same name is plain exp here.
 template <class T> FP_D T exp_(T x) { return exp(x); }
+// The CPU runtime's log_, tanh_, erf_, sin_, cos_ call libfuseplan_vmath
+// for float; here they are the CUDA math library's.
+template <class T> FP_D T log_(T x) { return log(x); }
+template <class T> FP_D T tanh_(T x) { return tanh(x); }
+template <class T> FP_D T erf_(T x) { return erf(x); }
+template <class T> FP_D T sin_(T x) { return sin(x); }
+template <class T> FP_D T cos_(T x) { return cos(x); }
 template <class T> FP_D T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
 template <class T> FP_D T reciprocal(T x) { return T(1) / x; }
 template <class T> FP_D T neg(T x) { return -x; }

@@ -716,13 +716,19 @@ TEST(CostCpu, TranscendentalFlopsAtTheirOwnEfficiency) {
   DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s = 1e6 FLOP/us, e_cmp 0.7
   GroupCost c0 = cost(g, grp, d);
   EXPECT_DOUBLE_EQ(c0.flops, 17.0 * S);  // tanh 16 + mul 1 per element
-  // The Mul shares tanh's loop, one lane at a time: 4 lanes, 3 FLOPs on top.
-  EXPECT_DOUBLE_EQ(c0.t_compute_us, (17.0 + 3.0) * S / (1e6 * 0.7));
+  // The Mul shares tanh's loop, which vectorises (float: libfuseplan_vmath).
+  EXPECT_DOUBLE_EQ(c0.t_compute_us, 17.0 * S / (1e6 * 0.7));
   d.cpu->e_transcendental = 0.05;
   GroupCost c1 = cost(g, grp, d);
   EXPECT_DOUBLE_EQ(c1.flops, c0.flops);
-  EXPECT_NEAR(c1.t_compute_us, (1.0 + 3.0) * S / (1e6 * 0.7) + 16.0 * S / (1e6 * 0.05), 1e-9);
+  EXPECT_NEAR(c1.t_compute_us, 1.0 * S / (1e6 * 0.7) + 16.0 * S / (1e6 * 0.05), 1e-9);
   EXPECT_EQ(c1.bound, "compute");
+  // A double Tanh is a scalar libm call: its loop runs one lane at a time,
+  // tanh's 16 and the Mul's 1 FLOP counted 4 times (3 on top) at e_cmp.
+  Graph g64 = g;
+  for (NodeId n : {x, t, y}) g64.node_mut(n).out.dtype = DType::f64;
+  costmodel_detail::GroupView v64(g64, grp);
+  EXPECT_DOUBLE_EQ(costmodel_detail::group_flops(v64).scalar, 17.0 * S);
   // Sqrt and Div are vector instructions, not transcendental.
   EXPECT_TRUE(costmodel_detail::is_transcendental("Erf"));
   EXPECT_FALSE(costmodel_detail::is_transcendental("Sqrt"));
@@ -752,9 +758,9 @@ TEST(CostCpu, TranscendentalOpsAtTheProbesMeasuredTime) {
   EXPECT_DOUBLE_EQ(costmodel_detail::transcendental_weight("Exp", d), 8);  // not listed: the estimate
   GroupCost c = cost(g, grp, d, true);
   EXPECT_DOUBLE_EQ(c.flops, 6000.0 * S + 8.0 * S + 1.0 * S);
-  // y's Mul shares the loop that calls tanh and exp: one lane at a time,
-  // its FLOP counted vector_lanes = 4 times (3 on top) at e_cmp.
-  EXPECT_NEAR(c.t_compute_us, 65536 * 12e-3 / 2 + 8.0 * S / 1e6 + (1.0 + 3.0) * S / (1e6 * 0.7), 1e-9);
+  // y's Mul shares the loop that calls tanh and exp, a vector loop: its
+  // FLOP at e_cmp.
+  EXPECT_NEAR(c.t_compute_us, 65536 * 12e-3 / 2 + 8.0 * S / 1e6 + 1.0 * S / (1e6 * 0.7), 1e-9);
   EXPECT_NE(c.breakdown.find("t: 393216000"), std::string::npos) << c.breakdown;
   EXPECT_NE(c.breakdown.find("probe-measured"), std::string::npos) << c.breakdown;
   // The features hold the elements per op (device-independent) and the
@@ -804,31 +810,32 @@ TEST(CostCpu, EachLibmRoutineIsColdOnceInAGraphBeyondTheLlc) {
   EXPECT_EQ(costmodel_detail::libm_routines({{"Exp", 8}, {"Sigmoid", 8}, {"Tanh", 8}, {"Erf", 0}}), 2);
 }
 
-// A loop that calls libm does not vectorise (no -ffast-math, so no vector
-// libm), and the other ops in it run one lane at a time. In the fused
-// softmax of 16 rows of 1000: the sum stage evaluates sub and exp, the
-// output stage sub, exp and div, so the scalar FLOPs are sub 1 × 2 stages +
-// div 4 = 6 per element, 96000; each counts vector_lanes times at e_cmp
-// on a CPU (4 lanes: 3 × 96000 / (1 TFLOP/s × 0.7) = 0.411429 us more than
-// with 1 lane), and not at all on a GPU. The max stage calls no libm, and
-// without the Exp (a Relu in its place) nothing is scalar.
+// A reduction loop that calls a transcendental runs one lane at a time (its
+// accumulator in order, no -ffast-math), and so do the ops evaluated in it;
+// an elementwise loop vectorises (libfuseplan_vmath). In the fused softmax
+// of 16 rows of 1000: the sum stage (a reduction) evaluates sub 1 and exp 8
+// per element, 9 × 16000 = 144000 scalar FLOPs; the output stage (sub, exp,
+// div, elementwise) vectorises. Each scalar FLOP counts vector_lanes times
+// at e_cmp on a CPU (4 lanes: 3 × 144000 / (1 TFLOP/s × 0.7) = 0.617143 us
+// more than with 1 lane), and not at all on a GPU. The max stage calls no
+// transcendental, and without the Exp (a Relu in its place) nothing is scalar.
 TEST(CostCpu, OpsInALoopCallingLibmRunOneLaneAtATime) {
   constexpr double E = 16 * 1000;
   Graph g = softmax(16, 1000);
   Group grp = make_group(g, {"y/max", "y/sub", "y/exp", "y/sum", "y"});
   costmodel_detail::GroupView v(g, grp);
-  EXPECT_DOUBLE_EQ(costmodel_detail::group_flops(v).scalar, 6 * E);
+  EXPECT_DOUBLE_EQ(costmodel_detail::group_flops(v).scalar, 9 * E);
   DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s, e_cmp 0.7, 4 lanes
   ASSERT_EQ(d.cpu->vector_lanes, 4);
   EXPECT_DOUBLE_EQ(costmodel_detail::scalar_extra_flops(d), 3);
   DeviceSpec one_lane = d;
   one_lane.cpu->vector_lanes = 1;
-  EXPECT_NEAR(cost(g, grp, d).t_compute_us - cost(g, grp, one_lane).t_compute_us, 3 * 6 * E / (1e6 * 0.7), 1e-9);
-  EXPECT_NE(explain_cost(g, grp, d).find("of which 96000 in loops calling libm, one lane at a time (× 4)"),
+  EXPECT_NEAR(cost(g, grp, d).t_compute_us - cost(g, grp, one_lane).t_compute_us, 3 * 9 * E / (1e6 * 0.7), 1e-9);
+  EXPECT_NE(explain_cost(g, grp, d).find("of which 144000 in reduction or double loops calling a transcendental, one lane at a time (× 4)"),
             std::string::npos)
       << explain_cost(g, grp, d);
   CostFeatures f = cost_features(g, grp, d);
-  EXPECT_DOUBLE_EQ(f.flops_scalar, 6 * E);
+  EXPECT_DOUBLE_EQ(f.flops_scalar, 9 * E);
   EXPECT_NEAR(predict_us(f, d), cost(g, grp, d).predicted_us, 1e-9);
   EXPECT_DOUBLE_EQ(costmodel_detail::scalar_extra_flops(h100()), 0);
   // The same group with a Relu for the Exp: every loop vectorises.

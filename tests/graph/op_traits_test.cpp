@@ -130,13 +130,13 @@ struct OldScalar {
 const std::map<std::string, OldScalar>& OldScalarTable() {
   static const std::map<std::string, OldScalar> t = {
       {"Relu", {"fprt::relu", false, false}}, {"Sigmoid", {"fprt::sigmoid", false, false}},
-      {"Tanh", {"std::tanh", false, false}}, {"Exp", {"fprt::exp_", false, false}},
-      {"Log", {"std::log", false, false}}, {"Sqrt", {"std::sqrt", false, false}},
+      {"Tanh", {"fprt::tanh_", false, false}}, {"Exp", {"fprt::exp_", false, false}},
+      {"Log", {"fprt::log_", false, false}}, {"Sqrt", {"std::sqrt", false, false}},
       {"Reciprocal", {"fprt::reciprocal", false, false}}, {"Neg", {"fprt::neg", false, false}},
-      {"Abs", {"fprt::abs_", false, false}}, {"Erf", {"std::erf", false, false}},
+      {"Abs", {"fprt::abs_", false, false}}, {"Erf", {"fprt::erf_", false, false}},
       {"Ceil", {"std::ceil", false, false}}, {"Floor", {"std::floor", false, false}},
       {"Round", {"fprt::round_", false, false}}, {"Not", {"!", false, true}},
-      {"Sin", {"std::sin", false, false}}, {"Cos", {"std::cos", false, false}},
+      {"Sin", {"fprt::sin_", false, false}}, {"Cos", {"fprt::cos_", false, false}},
       {"Softplus", {"fprt::softplus", false, false}}, {"Sign", {"fprt::sign", false, false}},
       {"Identity", {"", false, false}}, {"LeakyRelu", {"fprt::leaky_relu", false, false}},
       {"Clip", {"fprt::clip", false, false}}, {"HardSigmoid", {"fprt::hard_sigmoid", false, false}},
