@@ -279,8 +279,16 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
   wd.insert(wd.end(), kd.begin(), kd.end());
   wst.insert(wst.end(), kst.begin(), kst.end());
   const memory::desc xu = plain(xd), yu = plain(yd), wu(wd, kF32, wst);
-  bool one_by_one = kvol == 1 && group == 1 && !transposed;
-  for (int i = 0; i < sr; ++i) one_by_one = one_by_one && pads[i] == 0 && pr[i] == 0;
+  // NCHW as it is only where the gemm convolution beats blocked + reorders
+  // (onednn.h: 1x1, unstrided, >= 28x28 outputs per image).
+  constexpr int64_t kPlainMinOutputsPerImage = 28 * 28;
+  bool plain_nchw = kvol == 1 && group == 1 && !transposed;
+  int64_t outputs_per_image = 1;
+  for (int i = 0; i < sr; ++i) {
+    plain_nchw = plain_nchw && pads[i] == 0 && pr[i] == 0 && strides[i] == 1;
+    outputs_per_image *= ys[2 + i];
+  }
+  plain_nchw = plain_nchw && outputs_per_image >= kPlainMinOutputsPerImage;
 
   std::ostringstream k;
   k << (transposed ? "ConvTranspose " : "Conv ") << dims_text(xs, r) << "x" << dims_text(ws, r) << "->"
@@ -292,8 +300,8 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
       [&] {
         const memory::desc any_x(xd, kF32, memory::format_tag::any), any_y(yd, kF32, memory::format_tag::any),
             any_w(wd, kF32, memory::format_tag::any);
-        const memory::desc& px = one_by_one ? xu : any_x;
-        const memory::desc& py = one_by_one ? yu : any_y;
+        const memory::desc& px = plain_nchw ? xu : any_x;
+        const memory::desc& py = plain_nchw ? yu : any_y;
         const auto prop = dnnl::prop_kind::forward_inference;
         if (transposed) {
           dnnl::deconvolution_forward::primitive_desc pd(

@@ -11,17 +11,21 @@
 //    dims folded into M when B is shared by the whole batch and A is not
 //    transposed (ONNX Runtime does the same), collapsed to one batch dim when
 //    neither operand broadcasts.
-//  - Conv/ConvTranspose: a 1x1 ungrouped conv runs on the NCHW tensors as
-//    they are (oneDNN's jit_1x1 / gemm convolution reads them directly);
-//    every other conv runs in the layout oneDNN prefers (format_tag::any,
-//    blocked nChw8c on AVX2), the activation reordered in and the output
-//    reordered out around the call: on a Zen 3 core, one thread, the 3x3 conv
-//    64->64 at 56x56 took 7.2 ms on NCHW (gemm:jit) and 4.1 ms blocked
-//    (jit:avx2), each reorder ~0.1 ms.
+//  - Conv/ConvTranspose: a 1x1 ungrouped unstrided conv with at least
+//    28x28 outputs per image runs on the NCHW tensors as they are (oneDNN's
+//    gemm convolution reads them directly); every other conv runs in the
+//    layout oneDNN prefers (format_tag::any, blocked nChw8c on AVX2), the
+//    activation reordered in and the output reordered out around the call.
+//    Measured on a Zen 3 core, one thread (µs, NCHW gemm:jit against
+//    blocked + both reorders): 3x3 64->64 at 56x56 5873 vs 3518 + 111;
+//    1x1 256->64 at 56x56 1521 vs 1394 + 267; 1x1 128->512 at 28x28 1329
+//    vs 1200 + 125; 1x1 256->1024 at 14x14 1472 vs 1260 + 75; 1x1
+//    2048->512 at 7x7 3566 vs 1304 + 33; 1x1 stride 2 1024->2048 at 14x14
+//    8469 vs 3049 + 70; depthwise 3x3 144 at 56x56 4505 vs 236 + 243.
 //  - MaxPool stays in fprt::pool: oneDNN's max pooling (2.6) drops NaN where
 //    ONNX propagates it, and gives -FLT_MAX, not -inf, for a window wholly
-//    in the padding (tried: 1.4 ms against fprt's 5.3 ms for ResNet-50's
-//    stem pool, blocked, one loaded Zen 3 thread).
+//    in the padding. ResNet-50's stem pool, one Zen 3 thread: oneDNN's
+//    1.4 ms (blocked, loaded machine); fprt::pool's row-vector loop 0.92 ms.
 //  - Weights are reordered to the primitive's preferred layout; for a model
 //    constant (w_const) the reordered copy is kept until forget_weights().
 // oneDNN's own errors become Error "oneDNN cannot run OP on SHAPES: WHY".

@@ -298,6 +298,11 @@ inline void conv_transpose(const float* x, const int64_t* xs, const float* w, co
 /// Max/average pooling over 1-3 spatial dims; window in row-major order,
 /// padded positions skipped; average divides by the window size
 /// (count_include_pad) or by the number of positions inside the input.
+/// Every output folds its window's valid positions in row-major order
+/// (max_ or +); the loops run one output row at a time, the innermost over
+/// its outputs (a vector loop, no bounds test inside: each window column
+/// covers a precomputed output range), so each output sees the same
+/// operations in the same order as a per-output window loop.
 inline void pool(const float* x, const int64_t* xs, float* y, const int64_t* ys, int sr, const int64_t* kshape,
                  const int64_t* strides, const int64_t* pads, const int64_t* dil, int is_max, int count_include_pad) {
   int64_t NC = xs[0] * xs[1];
@@ -308,30 +313,59 @@ inline void pool(const float* x, const int64_t* xs, float* y, const int64_t* ys,
     in[o] = xs[2 + i]; out[o] = ys[2 + i]; k[o] = kshape[i];
     st[o] = strides[i]; pb[o] = pads[i]; pe[o] = pads[sr + i]; dl[o] = dil[i];
   }
-  int64_t ivol = in[0] * in[1] * in[2], ovol = out[0] * out[1] * out[2];
+  const int64_t ivol = in[0] * in[1] * in[2], ovol = out[0] * out[1] * out[2];
+  // Innermost dim: per window column e, the outputs [lo[e], hi[e]) whose
+  // input i = o*st - pb + e*dl lies inside; per output, the positions inside
+  // the input (cnt) and inside input + end padding (full).
+  std::vector<int64_t> lo(k[2]), hi(k[2]), cnt2(out[2], 0), full2(out[2], 0);
+  for (int64_t e = 0; e < k[2]; ++e) {
+    lo[e] = out[2];
+    hi[e] = 0;
+    for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+      const int64_t i2 = o2 * st[2] - pb[2] + e * dl[2];
+      if (i2 < in[2] + pe[2]) ++full2[o2];
+      if (i2 < 0 || i2 >= in[2]) continue;
+      ++cnt2[o2];
+      lo[e] = std::min(lo[e], o2);
+      hi[e] = o2 + 1;
+    }
+  }
 #ifdef _OPENMP
   _Pragma("omp parallel for schedule(static) if (NC > 1 && NC * ovol * k[0] * k[1] * k[2] >= 262144)")
 #endif
-  for (int64_t p = 0; p < NC; ++p)
+  for (int64_t p = 0; p < NC; ++p) {
+    std::vector<float> acc(out[2]);
     for (int64_t o0 = 0; o0 < out[0]; ++o0)
-      for (int64_t o1 = 0; o1 < out[1]; ++o1)
-        for (int64_t o2 = 0; o2 < out[2]; ++o2) {
-          float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
-          int64_t cnt = 0, full = 0;
-          for (int64_t a = 0; a < k[0]; ++a)
-            for (int64_t b = 0; b < k[1]; ++b)
-              for (int64_t e = 0; e < k[2]; ++e) {
-                int64_t i0 = o0 * st[0] - pb[0] + a * dl[0], i1 = o1 * st[1] - pb[1] + b * dl[1],
-                        i2 = o2 * st[2] - pb[2] + e * dl[2];
-                if (i0 < in[0] + pe[0] && i1 < in[1] + pe[1] && i2 < in[2] + pe[2]) ++full;
-                if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
-                float v = x[p * ivol + (i0 * in[1] + i1) * in[2] + i2];
-                acc = is_max ? max_(acc, v) : acc + v;
-                ++cnt;
-              }
-          if (!is_max) acc = acc / float(count_include_pad ? full : (cnt ? cnt : 1));
-          y[p * ovol + (o0 * out[1] + o1) * out[2] + o2] = acc;
+      for (int64_t o1 = 0; o1 < out[1]; ++o1) {
+        std::fill(acc.begin(), acc.end(), is_max ? -std::numeric_limits<float>::infinity() : 0.0f);
+        int64_t cnt01 = 0, full01 = 0;
+        for (int64_t a = 0; a < k[0]; ++a)
+          for (int64_t b = 0; b < k[1]; ++b) {
+            const int64_t i0 = o0 * st[0] - pb[0] + a * dl[0], i1 = o1 * st[1] - pb[1] + b * dl[1];
+            if (i0 < in[0] + pe[0] && i1 < in[1] + pe[1]) ++full01;
+            if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1]) continue;
+            ++cnt01;
+            const float* row = x + p * ivol + (i0 * in[1] + i1) * in[2];
+            for (int64_t e = 0; e < k[2]; ++e) {
+              const int64_t off = e * dl[2] - pb[2], s2 = st[2];
+              float* __restrict ac = acc.data();
+              if (is_max)
+                for (int64_t o2 = lo[e]; o2 < hi[e]; ++o2) ac[o2] = max_(ac[o2], row[o2 * s2 + off]);
+              else
+                for (int64_t o2 = lo[e]; o2 < hi[e]; ++o2) ac[o2] = ac[o2] + row[o2 * s2 + off];
+            }
+          }
+        float* yr = y + p * ovol + (o0 * out[1] + o1) * out[2];
+        if (is_max) {
+          std::copy(acc.begin(), acc.end(), yr);
+        } else {
+          for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+            const int64_t c = count_include_pad ? full01 * full2[o2] : cnt01 * cnt2[o2];
+            yr[o2] = acc[o2] / float(count_include_pad ? c : (c ? c : 1));
+          }
         }
+      }
+  }
 }
 
 /// CumSum along `axis`, sequential in the scan direction.

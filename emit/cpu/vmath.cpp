@@ -23,25 +23,29 @@
 
 extern "C" {
 
-// --- SLEEF's exported names (sleef.h would need every ISA's intrinsics enabled).
+// --- SLEEF's exported names (sleef.h would need every ISA's intrinsics
+// enabled). The target attributes make 256- and 512-bit arguments travel in
+// ymm/zmm registers at the call, as SLEEF's code expects.
+#define FP_AVX __attribute__((target("avx")))
+#define FP_AVX512 __attribute__((target("avx512f")))
 #define FP_SLEEF_DECL(fn)                                        \
   float Sleef_finz_##fn##f1_u10purecfma(float);                  \
   float Sleef_cinz_##fn##f1_u10purec(float);                     \
   __m128 Sleef_finz_##fn##f4_u10avx2128(__m128);                 \
   __m128 Sleef_cinz_##fn##f4_u10sse2(__m128);                    \
-  __m256 Sleef_finz_##fn##f8_u10avx2(__m256);                    \
-  __m256 Sleef_cinz_##fn##f8_u10avx(__m256);                     \
-  __m512 Sleef_finz_##fn##f16_u10avx512f(__m512);                \
-  __m512 Sleef_cinz_##fn##f16_u10avx512fnofma(__m512);
+  FP_AVX __m256 Sleef_finz_##fn##f8_u10avx2(__m256);             \
+  FP_AVX __m256 Sleef_cinz_##fn##f8_u10avx(__m256);              \
+  FP_AVX512 __m512 Sleef_finz_##fn##f16_u10avx512f(__m512);      \
+  FP_AVX512 __m512 Sleef_cinz_##fn##f16_u10avx512fnofma(__m512);
 #define FP_SLEEF_DECL2(fn)                                       \
   float Sleef_finz_##fn##f1_u10purecfma(float, float);           \
   float Sleef_cinz_##fn##f1_u10purec(float, float);              \
   __m128 Sleef_finz_##fn##f4_u10avx2128(__m128, __m128);         \
   __m128 Sleef_cinz_##fn##f4_u10sse2(__m128, __m128);            \
-  __m256 Sleef_finz_##fn##f8_u10avx2(__m256, __m256);            \
-  __m256 Sleef_cinz_##fn##f8_u10avx(__m256, __m256);             \
-  __m512 Sleef_finz_##fn##f16_u10avx512f(__m512, __m512);        \
-  __m512 Sleef_cinz_##fn##f16_u10avx512fnofma(__m512, __m512);
+  FP_AVX __m256 Sleef_finz_##fn##f8_u10avx2(__m256, __m256);     \
+  FP_AVX __m256 Sleef_cinz_##fn##f8_u10avx(__m256, __m256);      \
+  FP_AVX512 __m512 Sleef_finz_##fn##f16_u10avx512f(__m512, __m512); \
+  FP_AVX512 __m512 Sleef_cinz_##fn##f16_u10avx512fnofma(__m512, __m512);
 FP_SLEEF_DECL(exp)
 FP_SLEEF_DECL(log)
 FP_SLEEF_DECL(tanh)

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "tests/builder.h"
 #include "emit/cpu/runtime.h"
@@ -138,6 +139,83 @@ TEST(Reference, MaxPoolPropagatesNanAndKeepsTheFirstOfEqualZeros) {
 // fprt::exp_ (the CPU backend's Exp) returns std::exp's
 // bits for every float: around the -104 switch to +0, at -FLT_MAX (a masked
 // softmax position), for NaN and infinities, and on a sweep of bit patterns.
+// fprt::pool folds each window row by row over a whole output row; a
+// per-output window loop (the definition, written out here) gives the same
+// bits for max and average (both count modes), 1-3 spatial dims, strides,
+// dilations, asymmetric pads that leave whole windows in the padding, and
+// NaNs among the inputs.
+TEST(Runtime, PoolEqualsThePerOutputWindowLoop) {
+  auto oracle = [](const std::vector<float>& x, const std::vector<int64_t>& xs, const std::vector<int64_t>& ys,
+                   const std::vector<int64_t>& k, const std::vector<int64_t>& st, const std::vector<int64_t>& pads,
+                   const std::vector<int64_t>& dl, bool is_max, bool include_pad) {
+    const int sr = static_cast<int>(k.size());
+    int64_t ovol = 1, ivol = 1;
+    for (int d = 0; d < sr; ++d) ovol *= ys[2 + d], ivol *= xs[2 + d];
+    std::vector<float> y(xs[0] * xs[1] * ovol);
+    for (int64_t p = 0; p < xs[0] * xs[1]; ++p)
+      for (int64_t o = 0; o < ovol; ++o) {
+        std::vector<int64_t> oc(sr);
+        for (int64_t d = sr - 1, r = o; d >= 0; --d) oc[d] = r % ys[2 + d], r /= ys[2 + d];
+        int64_t kvol = 1;
+        for (int d = 0; d < sr; ++d) kvol *= k[d];
+        float acc = is_max ? -INFINITY : 0.0f;
+        int64_t cnt = 0, full = 0;
+        for (int64_t t = 0; t < kvol; ++t) {
+          std::vector<int64_t> kc(sr);
+          for (int64_t d = sr - 1, r = t; d >= 0; --d) kc[d] = r % k[d], r /= k[d];
+          bool inside = true, in_full = true;
+          int64_t off = 0;
+          for (int d = 0; d < sr; ++d) {
+            const int64_t i = oc[d] * st[d] - pads[d] + kc[d] * dl[d];
+            in_full = in_full && i < xs[2 + d] + pads[sr + d];
+            inside = inside && i >= 0 && i < xs[2 + d];
+            off = off * xs[2 + d] + i;
+          }
+          full += in_full;
+          if (!inside) continue;
+          acc = is_max ? fprt::max_(acc, x[p * ivol + off]) : acc + x[p * ivol + off];
+          ++cnt;
+        }
+        y[p * ovol + o] = is_max ? acc : acc / float(include_pad ? full : (cnt ? cnt : 1));
+      }
+    return y;
+  };
+  struct Case {
+    std::vector<int64_t> xs, k, st, pads, dl;
+  };
+  const Case cases[] = {
+      {{1, 3, 112, 112}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},  // ResNet-50's stem pool
+      {{2, 2, 9, 7}, {2, 3}, {1, 2}, {0, 2, 1, 2}, {1, 1}},
+      {{1, 2, 6, 6}, {3, 3}, {2, 2}, {3, 0, 0, 3}, {1, 1}},       // windows wholly in the padding
+      {{1, 1, 10, 11}, {2, 2}, {3, 2}, {1, 1, 1, 1}, {2, 3}},     // dilated
+      {{2, 3, 17}, {4}, {3}, {2, 1}, {1}},                        // 1-D
+      {{1, 2, 4, 5, 6}, {2, 2, 3}, {1, 2, 2}, {1, 0, 1, 0, 1, 1}, {1, 1, 1}},  // 3-D
+  };
+  uint32_t seed = 12345;
+  auto rnd = [&] { return (seed = seed * 1664525u + 1013904223u) / 4294967296.0f * 8 - 4; };
+  for (const Case& c : cases) {
+    const int sr = static_cast<int>(c.k.size());
+    std::vector<int64_t> ys = {c.xs[0], c.xs[1]};
+    for (int d = 0; d < sr; ++d)
+      ys.push_back((c.xs[2 + d] + c.pads[d] + c.pads[sr + d] - ((c.k[d] - 1) * c.dl[d] + 1)) / c.st[d] + 1);
+    int64_t n = 1, m = 1;
+    for (int64_t v : c.xs) n *= v;
+    for (int64_t v : ys) m *= v;
+    std::vector<float> x(n);
+    for (float& v : x) v = rnd();
+    x[n / 3] = NAN;
+    x[n / 2] = -0.0f;
+    for (int mode = 0; mode < 3; ++mode) {
+      SCOPED_TRACE(testing::Message() << "rank " << sr << " mode " << mode);
+      std::vector<float> y(m);
+      fprt::pool(x.data(), c.xs.data(), y.data(), ys.data(), sr, c.k.data(), c.st.data(), c.pads.data(), c.dl.data(),
+                 mode == 0, mode == 2);
+      const std::vector<float> want = oracle(x, c.xs, ys, c.k, c.st, c.pads, c.dl, mode == 0, mode == 2);
+      ASSERT_EQ(std::memcmp(y.data(), want.data(), m * sizeof(float)), 0);
+    }
+  }
+}
+
 TEST(Reference, ResizeNearestUpsample2x) {
   Builder b;
   auto x = b.weight("x", {1, 1, 2, 2}, {1, 2, 3, 4});
