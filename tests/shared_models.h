@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@ inline std::map<std::string, int64_t> model_dims(const std::string& file) {
   // [S,B,100] x Transpose -> [100,B,S] is only consistent when B == S == 100.
   if (file.find("attention_head") != std::string::npos) return {{"sequence_len", 100}, {"batch", 100}};
   return {};
+}
+
+/// A gtest parameter name for a model file: its stem, non-alphanumerics as '_'.
+inline std::string model_test_name(const std::string& file) {
+  std::string n;
+  for (char c : std::filesystem::path(file).stem().string()) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return n;
 }
 
 /// File names of the shared .onnx models, sorted.

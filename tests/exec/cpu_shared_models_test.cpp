@@ -79,11 +79,7 @@ TEST_P(SharedModel, EveryStrategyIsBitIdenticalAtBatch1) {
   }
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string>& i) {
-  std::string n;
-  for (char c : fs::path(i.param).stem().string()) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return n;
-}
+std::string test_name(const ::testing::TestParamInfo<std::string>& i) { return test::model_test_name(i.param); }
 
 INSTANTIATE_TEST_SUITE_P(CpuSharedModels, SharedModel, ::testing::ValuesIn(test::shared_model_files()), test_name);
 

@@ -132,7 +132,7 @@ TEST(CostVsOptimal, WithinTwoPercentWhereverOptimalIsProven) {
 
   const DeviceSpec d = testing::h100();
   SearchOptions o;
-  o.time_limit_s = 5;
+  o.time_limit_s = 3;  // each unproven graph spends it whole
   int proven = 0, tried = 0;
   std::size_t largest = 0;
   double worst = -1;

@@ -1,6 +1,7 @@
 // Every strategy on every shared model at batch 1: the plan is accepted by
 // make_plan (each primitive covered, no kernel cycle) and never predicted
 // slower than unfused... except by the horizontal-free baselines' own choices.
+// One test per model, so a parallel ctest spreads them over the cores.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,31 +14,33 @@ namespace {
 
 using test::model_dims;
 
-TEST(SharedModels, EveryStrategyGivesAValidPlanAtBatch1) {
-  const std::string dir = std::string(FUSEPLAN_SHARED_DIR) + "/models/onnx";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no shared models";
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".onnx") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
+class SharedModels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SharedModels, EveryStrategyGivesAValidPlanAtBatch1) {
+  const std::string f = test::shared_models_dir() + "/" + GetParam();
   const DeviceSpec d = testing::h100();
   SearchOptions o;
-  o.time_limit_s = 10;
-  for (const auto& f : files) {
-    SCOPED_TRACE(f);
-    ImportOptions io;
-    io.batch = 1;
-    io.dims = model_dims(f);
-    Graph g = import_model(f, io);
-    const Plan base = search(g, d, "unfused", o);
-    for (const auto& s : strategy_names()) {
-      Plan p;
-      ASSERT_NO_THROW(p = search(g, d, s, o)) << s;
-      EXPECT_LE(p.totals.kernels, base.totals.kernels) << s;
-      EXPECT_LE(p.totals.predicted_us, base.totals.predicted_us * (1 + 1e-9)) << s;
-    }
+  o.time_limit_s = 3;  // optimal's whole-strategy limit: a valid plan, proven or not
+  ImportOptions io;
+  io.batch = 1;
+  io.dims = model_dims(f);
+  Graph g = import_model(f, io);
+  const Plan base = search(g, d, "unfused", o);
+  for (const auto& s : strategy_names()) {
+    Plan p;
+    ASSERT_NO_THROW(p = search(g, d, s, o)) << s;
+    EXPECT_LE(p.totals.kernels, base.totals.kernels) << s;
+    EXPECT_LE(p.totals.predicted_us, base.totals.predicted_us * (1 + 1e-9)) << s;
   }
 }
+
+std::vector<std::string> model_files() {
+  return std::filesystem::exists(test::shared_models_dir()) ? test::shared_model_files() : std::vector<std::string>{};
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, SharedModels, ::testing::ValuesIn(model_files()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return test::model_test_name(i.param); });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SharedModels);
 
 }  // namespace
 }  // namespace fuseplan
