@@ -14,6 +14,7 @@
 
 #include "cli/common.h"
 #include "support/files.h"
+#include "support/stats.h"
 #include "tune/tune.h"
 
 namespace fuseplan::cli {
@@ -123,10 +124,17 @@ void run_tune(TuneArgs& a) {
     for (const auto& p : rep.peers)
       if (p.label == "unfused") unfused = &p;
     const bool meas = b.measured && unfused && unfused->measured_us > 0;
+    // Measured against unfused: the head-to-head medians where tune ran one
+    // (" tie" where it could not tell them apart), 1.00x where the kept plan
+    // is the unfused one.
+    std::string vs_meas = meas ? fmt(unfused->measured_us / b.run.measured_us) + "x" : "-";
+    if (b.vs_unfused)
+      vs_meas = fmt(median(b.vs_unfused->b_us) / median(b.vs_unfused->a_us)) + "x" +
+                (b.vs_unfused->verdict == Verdict::tie ? " tie" : "");
     rows.push_back({std::to_string(b.batch), std::to_string(b.plan.totals.kernels), fmt_bytes(b.plan.totals.bytes),
                     fmt(b.plan.totals.predicted_us, 1), b.measured ? fmt(b.run.measured_us, 1) : "-",
                     unfused ? fmt(unfused->predicted_us / b.plan.totals.predicted_us) + "x" : "-",
-                    meas ? fmt(unfused->measured_us / b.run.measured_us) + "x" : "-", std::to_string(b.rounds),
+                    vs_meas, std::to_string(b.rounds),
                     plan_file_name(b.batch)});
   }
   std::cout << "tune " << a.model.path << " on " << d.name << " (strategy " << a.opts.strategy

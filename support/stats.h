@@ -10,6 +10,9 @@ namespace fuseplan {
 /// Median of v (the mean of the two middle values for an even count); 0 for
 /// an empty v.
 double median(std::vector<double> v);
+/// The q-quantile of v (0 <= q <= 1), linear between order statistics
+/// (numpy's default); 0 for an empty v.
+double quantile(std::vector<double> v, double q);
 /// Mean absolute percentage error (%) of predicted against measured, over the
 /// first min(sizes) pairs; 0 for none. measured values must be nonzero.
 double mape_pct(const std::vector<double>& predicted, const std::vector<double>& measured);

@@ -1,6 +1,10 @@
 #include "tune/measure.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+
+#include "support/stats.h"
 
 namespace fuseplan {
 
@@ -33,6 +37,47 @@ const RunResult& PlanMeasurer::measure(const Graph& g, const Plan& plan, const s
   o.verify = false;
   ++runs_;
   return cache_.emplace(key, run_plan(g, plan, o)).first->second;
+}
+
+Verdict separate(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 3 || b.size() < 3) return Verdict::tie;
+  if (quantile(a, 0.75) < quantile(b, 0.25)) return Verdict::first_faster;
+  if (quantile(b, 0.75) < quantile(a, 0.25)) return Verdict::second_faster;
+  return Verdict::tie;
+}
+
+std::string Duel::summary() const {
+  auto iqr = [](const std::vector<double>& v) { return quantile(v, 0.75) - quantile(v, 0.25); };
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%.1f us vs %.1f us (medians of %zu interleaved rounds, IQR %.1f / %.1f us, load %.2f -> %.2f): %s",
+                median(a_us), median(b_us), std::min(a_us.size(), b_us.size()), iqr(a_us), iqr(b_us), load_before,
+                load_after,
+                verdict == Verdict::first_faster    ? "the first faster"
+                : verdict == Verdict::second_faster ? "the second faster"
+                                                    : "a tie");
+  return buf;
+}
+
+double load_average_1min() {
+  std::ifstream f("/proc/loadavg");
+  double v = -1;
+  return f >> v ? v : -1;
+}
+
+Duel PlanMeasurer::duel(const Graph& g, const Plan& a, const Plan& b, int min_rounds, int max_rounds) {
+  RunOptions o = opts_;
+  o.verify = false;
+  Duel d;
+  d.load_before = load_average_1min();
+  for (int r = 0; r < max_rounds; ++r) {
+    d.a_us.push_back(run_plan(g, a, o).measured_us);
+    d.b_us.push_back(run_plan(g, b, o).measured_us);
+    runs_ += 2;
+    if (r + 1 >= min_rounds && (d.verdict = separate(d.a_us, d.b_us)) != Verdict::tie) break;
+  }
+  d.load_after = load_average_1min();
+  return d;
 }
 
 std::vector<TraceEvent> trace_events(const RunResult& run, int64_t pid) {

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "emit/trace.h"
 #include "exec/cpu_run.h"
@@ -20,6 +21,27 @@ std::string partition_key(const Graph& g, const Plan& plan);
 /// search time, model and dims kept).
 Plan reprice(const Graph& g, const Plan& plan, const DeviceSpec& d);
 
+/// Whether two series of timings can be told apart: one is faster when its
+/// interquartile range [p25, p75] lies wholly below the other's; otherwise
+/// a tie. Fewer than 3 timings in either series: a tie.
+enum class Verdict { first_faster, second_faster, tie };
+Verdict separate(const std::vector<double>& a, const std::vector<double>& b);
+
+/// Two plans measured head to head: whole-plan times (RunResult::measured_us,
+/// µs) of interleaved runs, a then b in each round, and the 1-minute load
+/// average before and after.
+struct Duel {
+  Verdict verdict = Verdict::tie;
+  std::vector<double> a_us, b_us;
+  double load_before = 0, load_after = 0;
+  /// "812.4 us vs 905.1 us (medians of 6 interleaved rounds, IQR 10.2 / 12.9
+  /// us, load 0.41 -> 0.52): the first faster" (or "a tie").
+  std::string summary() const;
+};
+
+/// The 1-minute load average (/proc/loadavg); -1 where it cannot be read.
+double load_average_1min();
+
 /// Runs plans on the CPU backend, each distinct partition once per graph.
 class PlanMeasurer {
  public:
@@ -28,6 +50,9 @@ class PlanMeasurer {
   /// graph, e.g. "model@b8").
   const RunResult& measure(const Graph& g, const Plan& plan, const std::string& scope);
   int runs() const { return runs_; }
+  /// Runs a and b in turn, fresh (not cached), `min_rounds` rounds, then
+  /// more until separate() tells them apart or `max_rounds` are done.
+  Duel duel(const Graph& g, const Plan& a, const Plan& b, int min_rounds = 5, int max_rounds = 15);
 
  private:
   RunOptions opts_;

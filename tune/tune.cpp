@@ -152,19 +152,38 @@ class Tuner {
     for (const auto& name : strategy_names()) {
       step("peers", name);
       PeerResult p{name, finish(search(g, b.device, name, so), b.batch), -1};
-      if (measure_) {
-        const RunResult& run = measurer_.measure(g, p.plan, scope);
-        p.measured_us = run.measured_us;
-        // Tune keeps the best measured plan, whichever strategy found it.
-        if (b.measured && run.measured_us > 0 && run.measured_us < b.run.measured_us) {
-          b.note += "; kept the " + name + " plan: measured " + us(run.measured_us) + " < " + us(b.run.measured_us) +
-                    " for the tuned one";
-          b.plan = p.plan;
-          b.run = run;
+      if (measure_) p.measured_us = measurer_.measure(g, p.plan, scope).measured_us;
+      b.peers.push_back(std::move(p));
+    }
+    if (measure_ && b.measured) {
+      // Tune keeps the best measured plan, whichever strategy found it, but
+      // switches only on a difference it can tell apart: the fastest peer by
+      // one run, if faster than the kept plan's run, meets it head to head.
+      const std::string kept = partition_key(g, b.plan);
+      const PeerResult* best = nullptr;
+      for (const auto& p : b.peers)
+        if (p.measured_us > 0 && p.measured_us < b.run.measured_us && partition_key(g, p.plan) != kept &&
+            (!best || p.measured_us < best->measured_us))
+          best = &p;
+      if (best) {
+        step("peers", "head to head: the tuned plan against the " + best->strategy + " plan");
+        const Duel d = measurer_.duel(g, b.plan, best->plan);
+        if (d.verdict == Verdict::second_faster) {
+          b.note += "; kept the " + best->strategy + " plan: tuned vs " + best->strategy + " " + d.summary();
+          b.plan = best->plan;
+          b.run = measurer_.measure(g, best->plan, scope);
           b.run.predicted_us = b.plan.totals.predicted_us;
+        } else {
+          b.note += "; kept the tuned plan: tuned vs " + best->strategy + " " + d.summary();
         }
       }
-      b.peers.push_back(std::move(p));
+      // "Faster than unfused" is a claim tune makes only head to head.
+      for (const auto& p : b.peers)
+        if (p.strategy == "unfused" && partition_key(g, p.plan) != partition_key(g, b.plan)) {
+          step("peers", "head to head: the kept plan against the unfused plan");
+          b.vs_unfused = measurer_.duel(g, b.plan, p.plan);
+          b.note += "; kept vs unfused " + b.vs_unfused->summary();
+        }
     }
     std::stable_sort(b.peers.begin(), b.peers.end(),
                      [](const PeerResult& x, const PeerResult& y) { return x.strategy == "unfused" && y.strategy != "unfused"; });

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "emit/report_md.h"
 #include "exec/cpu_run.h"
 #include "tune/calibrate.h"
+#include "tune/measure.h"
 #include "search/strategy.h"
 
 namespace fuseplan {
@@ -76,6 +78,9 @@ struct BatchTune {
   std::string note;          // recalibration outcome, one line
   DeviceSpec device;         // device the plan is priced on (calibrated after measurement)
   std::vector<PeerResult> peers;
+  /// The kept plan (first) against the unfused plan (second), interleaved
+  /// (measure, when the two differ): whether it is faster, and by how much.
+  std::optional<Duel> vs_unfused;
 };
 
 struct TuneResult {

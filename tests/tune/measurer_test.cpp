@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/import.h"
+#include "support/stats.h"
 #include "tune/measure.h"
 #include "search/strategy.h"
 #include "tune_util.h"
@@ -27,6 +28,42 @@ TEST(TunePlanMeasurer, MinTimeReachesTheRunAndTheRunIsCachedPerPartition) {
   o.min_time_s = 0;
   PlanMeasurer exact(o);
   EXPECT_EQ(exact.measure(g, plan, "tiny@b4").groups.front().samples_us.size(), 2u);
+}
+
+// separate(): one series is faster only when its interquartile range lies
+// wholly below the other's. a = {10, 11, 12, 13, 14}: p25 11, p75 13.
+TEST(TuneSeparate, InterquartileRangesMustNotOverlap) {
+  const std::vector<double> a = {14, 10, 12, 11, 13};
+  EXPECT_DOUBLE_EQ(quantile(a, 0.25), 11);
+  EXPECT_DOUBLE_EQ(quantile(a, 0.75), 13);
+  EXPECT_DOUBLE_EQ(quantile({1, 2}, 0.5), 1.5);
+  EXPECT_EQ(separate(a, {13.5, 14, 15, 16, 17}), Verdict::first_faster);   // b: p25 14 > 13
+  EXPECT_EQ(separate({13.5, 14, 15, 16, 17}, a), Verdict::second_faster);
+  EXPECT_EQ(separate(a, {12.5, 13, 15, 16, 17}), Verdict::tie);            // b: p25 13, not above 13
+  EXPECT_EQ(separate(a, a), Verdict::tie);
+  EXPECT_EQ(separate({1, 2}, {10, 11, 12}), Verdict::tie);                 // too few runs to tell
+}
+
+// duel(): fresh interleaved runs (never the cache), at least min_rounds
+// each, at most max_rounds; a plan against itself is a tie unless the
+// noise separates it, and the summary names both medians and the load.
+TEST(TunePlanMeasurer, DuelRunsBothPlansInTurnAndReportsTheVerdict) {
+  ImportOptions io;
+  io.dims = {{"N", 4}};
+  Graph g = import_onnx_text(test::kTinyModel, io, "tiny");
+  Plan a = search(g, load_device("host-cpu"), "unfused"), b = search(g, load_device("host-cpu"), "cost");
+  RunOptions o;
+  o.repeat = 2;
+  PlanMeasurer m(o);
+  const Duel d = m.duel(g, a, b, 3, 4);
+  EXPECT_GE(d.a_us.size(), 3u);
+  EXPECT_LE(d.a_us.size(), 4u);
+  EXPECT_EQ(d.a_us.size(), d.b_us.size());
+  EXPECT_EQ(m.runs(), static_cast<int>(2 * d.a_us.size()));
+  EXPECT_EQ(d.verdict, separate(d.a_us, d.b_us));
+  for (double t : d.a_us) EXPECT_GT(t, 0);
+  EXPECT_NE(d.summary().find("interleaved rounds"), std::string::npos) << d.summary();
+  EXPECT_GE(d.load_before, 0);
 }
 
 }  // namespace
