@@ -162,6 +162,10 @@ void run(const std::string& key, Make&& make, const float* src, const float* wei
   }
 }
 
+// A constant B's row padding (onednn.h, "MatMul"): rows of N floats, N a
+// multiple of kPadEveryN, get kRowPad more when M < kPadBelowM.
+constexpr int64_t kPadEveryN = 1024, kPadBelowM = 512, kRowPad = 16;
+
 // ------------------------------------------------------------------ matmul
 void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
             const int64_t* ys, int yr, int transA, int transB, int b_const) {
@@ -233,6 +237,14 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
         // be packed once); otherwise as stored.
         memory::desc bw = b_const && bd_b.empty() ? memory::desc(bdsc.dims(), kF32, memory::format_tag::any) : bdsc;
         dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(ad, bw, yd), engine().eng);
+        // Where that layout is plain row-major K x N with N a multiple of
+        // 1024 and M < 512, rows padded by 16 floats: gemm:jit (2.6) reads
+        // such a B at half speed (onednn.h).
+        if (b_const && bd_b.empty() && N % kPadEveryN == 0 && m < kPadBelowM &&
+            pd.weights_desc() == memory::desc({K, N}, kF32, Dims{N, 1})) {
+          pd = dnnl::matmul::primitive_desc(
+              dnnl::matmul::desc(ad, memory::desc({K, N}, kF32, Dims{N + kRowPad, 1}), yd), engine().eng);
+        }
         return Prim{dnnl::matmul(pd), ad, pd.src_desc(), bdsc, pd.weights_desc(), yd, pd.dst_desc(),
                     key + ": " + pd.impl_info_str()};
       },

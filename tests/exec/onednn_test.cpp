@@ -196,6 +196,9 @@ TEST(OneDnn, MatMulVariantsMatchDirectLoops) {
     check_matmul({{2, 7, 5}, {7, 4}, 1, 0}, b_const);       // transposed A with shared B: not folded
     check_matmul({{7}, {7, 4}}, b_const);                   // 1-D A
     check_matmul({{3, 5, 7}, {7}}, b_const);                // 1-D B
+    // N a multiple of 1024, M < 512: a constant B's rows are padded (onednn.h).
+    check_matmul({{2, 9, 5}, {5, 1024}}, b_const);
+    check_matmul({{9, 5}, {2048, 5}, 0, 1}, b_const);       // transposed B
   }
 }
 
