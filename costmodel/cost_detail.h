@@ -135,8 +135,8 @@ double transcendental_weight(std::string_view op, const DeviceSpec& d);
 /// Elements each transcendental op of the group evaluates (output elements ×
 /// times computed, GroupFlops::times), by op name.
 std::map<std::string, double, std::less<>> transcendental_elems(const GroupView& v, const GroupFlops& f);
-/// The libm routine the CPU backend calls for transcendental op `op`
-/// (graph/op_traits.h LibmRoutine, emit/cpu/runtime.h): "exp" for Exp, Sigmoid, Elu and
+/// The math routine the CPU backend calls for transcendental op `op`
+/// (graph/op_traits.h LibmRoutine; float: libfuseplan_vmath): "exp" for Exp, Sigmoid, Elu and
 /// Softplus (fprt::exp_), else "erf", "tanh", "log", "sin_cos" or "pow".
 std::string_view libm_routine(std::string_view op);
 /// Distinct libm routines of a group's transcendental_elems (ops with
@@ -155,7 +155,7 @@ double gemm_tile_padding(double m, double n, int tm, int tn);
 /// Conv: C/group · kernel volume); 0 for other primitives.
 double gemm_call_k(const Graph& g, NodeId n);
 /// Elements one gemm() call of m × n × k copies into packed, zero-padded
-/// panels on tm × tn micro-tiles (emit/cpu/runtime.h gemm: per block of
+/// panels on tm × tn micro-tiles (the pre-oneDNN runtime's gemm: per block of
 /// 16·tm rows × 24·tn columns of C, it packs B's k × (columns rounded up
 /// to tn) and A's (rows rounded up to tm) × k, a scalar strided copy):
 /// k · (ceil(m/(16·tm)) · ceil(n/tn)·tn + ceil(n/(24·tn)) · ceil(m/tm)·tm).
@@ -163,13 +163,13 @@ double gemm_call_k(const Graph& g, NodeId n);
 /// E.g. m 1, n 10, k 256 on 6 × 16: 256 · (1 · 16 + 1 · 6) = 5632.
 double gemm_pack_elems(double m, double n, double k, int tm, int tn);
 /// Micro-kernel runs of one gemm() call of m × n × k on tm × tn micro-tiles
-/// (emit/cpu/runtime.h gemm: one run per micro-tile of C per K block of
+/// (the pre-oneDNN runtime's gemm: one run per micro-tile of C per K block of
 /// kGemmKC = 256): ceil(m/tm) · ceil(n/tn) · ceil(k/256) (the 16·tm × 24·tn
 /// blocks of C hold whole micro-tiles). 0 when a tile size is 0.
 /// E.g. m 128, n 2, k 2 on 6 × 16: 22 · 1 · 1 = 22.
 double gemm_microkernel_runs(double m, double n, double k, int tm, int tn);
 /// Elements of the im2col matrix the CPU backend's conv writes before its
-/// GEMM (emit/cpu/runtime.h conv_epilogue): N·C·(kernel volume)·(output
+/// GEMM (the pre-oneDNN runtime's conv): N·C·(kernel volume)·(output
 /// pixels) for a Conv, 0 for a 1×1, stride-1, unpadded Conv (the GEMM reads
 /// x itself) and for any other primitive. E.g. x [1,1,28,28], w [8,1,5,5],
 /// pads 2: 1·1·25·784 = 19600.
@@ -228,12 +228,12 @@ inline double libm_cold_calls(double routines, double graph_bytes, const DeviceS
   return !d.cpu || fits_llc(graph_bytes, d) ? 0 : routines;
 }
 /// Library GEMM calls the CPU runtime makes for contraction node n
-/// (emit/cpu/runtime.h): the matmul()/conv() entry itself plus its gemm()
+/// (as the pre-oneDNN runtime made them; docs/cost-model.md, "GEMM calls"): the matmul()/conv() entry itself plus its gemm()
 /// calls, a MatMul's broadcast batch count or a Conv's N·group (each enters
 /// an OpenMP region and sets up packing); e.g. 1 + 12 for 12 attention
 /// heads. 0 for other nodes and ConvTranspose (a direct loop nest).
 double gemm_calls(const Graph& g, NodeId n);
-/// M and N of each of those calls as emit/cpu/runtime.h calls gemm(): a
+/// M and N of each of those calls as the pre-oneDNN runtime called gemm(): a
 /// MatMul's rows of A and output columns, a Conv's output channels per group
 /// and output pixels per image; {0, 0} for other nodes.
 std::pair<double, double> gemm_call_mn(const Graph& g, NodeId n);

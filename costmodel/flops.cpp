@@ -71,7 +71,7 @@ std::pair<double, double> costmodel_detail::gemm_call_mn(const Graph& g, NodeId 
   const Primitive& p = g.node(n);
   if (!p.out.known || p.op_class != OpClass::contraction) return {0, 0};
   if (p.kind == Op::MatMul) {
-    // runtime.h matmul_epilogue: gemm(M, N, K) per batch entry, M from
+    // The pre-oneDNN runtime's matmul: gemm(M, N, K) per batch entry, M from
     // operand A (1 for a 1-D A), N = y's last dim.
     const TensorType* a = operand_type(g, n, 0);
     double m = 1;
@@ -80,7 +80,7 @@ std::pair<double, double> costmodel_detail::gemm_call_mn(const Graph& g, NodeId 
     return {m, nn};
   }
   if (p.kind == Op::Conv) {
-    // runtime.h conv_epilogue: gemm(K/group, output pixels, C/group·R·S) per (image, group).
+    // The pre-oneDNN runtime's conv: gemm(K/group, output pixels, C/group·R·S) per (image, group).
     double batch = p.out.rank() >= 1 ? std::max<double>(1, static_cast<double>(p.out.shape[0])) : 1;
     double k = p.out.rank() >= 2 ? static_cast<double>(p.out.shape[1]) : 1;
     double group = static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
@@ -93,9 +93,10 @@ std::pair<double, double> costmodel_detail::gemm_call_mn(const Graph& g, NodeId 
 double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (!p.out.known || p.op_class != OpClass::contraction) return 0;
-  // Each entry (matmul_epilogue / conv_epilogue) opens one OpenMP region
-  // around its calls, and each gemm() one around its tiles: one thread or
-  // many, every region entered is a call into the OpenMP runtime.
+  // The calls as the runtime before oneDNN made them (docs/cost-model.md,
+  // "GEMM calls": a model of oneDNN's calls whose parameters calibration
+  // fits): each entry opened one OpenMP region around its calls, and each
+  // gemm() one around its tiles.
   if (p.kind == Op::MatMul) {
     // One gemm() per entry of the broadcast batch: numel(y) / (M·N).
     auto [m, nn] = gemm_call_mn(g, n);
@@ -103,7 +104,7 @@ double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
     return m > 0 && nn > 0 && numel > 0 ? 1 + std::max(1.0, std::round(numel / (m * nn))) : 0;
   }
   if (p.kind == Op::Conv) {
-    // runtime.h conv_epilogue: one im2col + gemm() per (image, group).
+    // One im2col + gemm() per (image, group), as that runtime's conv did.
     double batch = p.out.rank() >= 1 ? static_cast<double>(p.out.shape[0]) : 1;
     return 1 + std::max(1.0, batch) * static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
   }
@@ -120,14 +121,14 @@ double costmodel_detail::gemm_call_k(const Graph& g, NodeId n) {
 
 double costmodel_detail::gemm_pack_elems(double m, double n, double k, int tm, int tn) {
   if (tm <= 0 || tn <= 0 || !(m > 0) || !(n > 0) || !(k > 0)) return 0;
-  // runtime.h kGemmMC = 16 · MR rows, kGemmNC = 24 · NR columns per block of C.
+  // That runtime's kGemmMC = 16 · MR rows, kGemmNC = 24 · NR columns per block of C.
   double row_blocks = std::ceil(m / (16.0 * tm)), col_blocks = std::ceil(n / (24.0 * tn));
   return k * (row_blocks * std::ceil(n / tn) * tn + col_blocks * std::ceil(m / tm) * tm);
 }
 
 double costmodel_detail::gemm_microkernel_runs(double m, double n, double k, int tm, int tn) {
   if (tm <= 0 || tn <= 0 || !(m > 0) || !(n > 0) || !(k > 0)) return 0;
-  constexpr double kKC = 256;  // runtime.h kGemmKC
+  constexpr double kKC = 256;  // that runtime's kGemmKC
   return std::ceil(m / tm) * std::ceil(n / tn) * std::ceil(k / kKC);
 }
 
@@ -137,7 +138,7 @@ double costmodel_detail::im2col_elems(const Graph& g, NodeId n) {
   const TensorType* x = operand_type(g, n, 0);
   const TensorType* w = operand_type(g, n, 1);
   if (!x || !w || x->rank() != p.out.rank() || w->rank() != p.out.rank()) return 0;
-  // runtime.h conv_epilogue: x is the GEMM's operand itself when the kernel
+  // That runtime's conv: x is the GEMM's operand itself when the kernel
   // is 1×1, the stride 1 and nothing is padded.
   double kvol = prod(w->shape, 2), ovol = prod(p.out.shape, 2), ivol = prod(x->shape, 2);
   bool identity = kvol == 1 && ovol == ivol;
