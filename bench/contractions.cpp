@@ -120,12 +120,6 @@ struct Direct {
   }
 };
 
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 }  // namespace
 
@@ -152,7 +146,7 @@ int main(int argc, char** argv) {
   set_contraction_threads(threads);
   std::cout << "### Contractions: fuseplan (unfused plan of a one-op model) against a direct oneDNN call, "
             << onednn_version() << ", " << threads << " thread(s), median of " << rounds
-            << " interleaved rounds; load average " << load_average() << "\n\n"
+            << " interleaved rounds; load average " << load_averages() << "\n\n"
             << "| case | oneDNN impl | direct µs | direct GFLOP/s | fuseplan µs | fuseplan GFLOP/s | fuseplan / direct "
                "throughput (median of per-round ratios) |\n|---|---|---:|---:|---:|---:|---:|\n";
   for (const Case& c : cases) {
@@ -185,6 +179,6 @@ int main(int argc, char** argv) {
               << fixed_text(100 * median(ratio), 0) << "% |\n"
               << std::flush;
   }
-  std::cout << "\nload average at end: " << load_average() << "\n";
+  std::cout << "\nload average at end: " << load_averages() << "\n";
   return 0;
 }

@@ -54,12 +54,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 std::string fmt(double v, int prec) { return fixed_text(v, prec); }
 
@@ -116,7 +110,7 @@ void part_a(const Args& a) {
   double mt = median(tri), bt = *std::max_element(tri.begin(), tri.end());
   std::cout << "### (a) bias+relu, float32 [" << N << ", " << C << "] (N*C = 2^24, " << fmt(tensor / mib, 0)
             << " MiB per tensor), " << nt << " threads, " << rounds << " interleaved rounds; load average "
-            << load_average() << "\n\n"
+            << load_averages() << "\n\n"
             << "| variant | kernels | median ms | best ms | bytes counted (MiB) | GB/s at median | GB/s at best | verify |\n"
             << "|---|---|---|---|---|---|---|---|\n"
             << "| unfused (Add; Relu) | " << ku << " | " << fmt(mu / 1e3, 2) << " | " << fmt(bu / 1e3, 2) << " | "
@@ -161,7 +155,7 @@ void part_c(const Args& a) {
   const int nt = threads_used(a);
   std::cout << "### (c) contraction epilogue in the call vs as loop stages, " << nt
             << " threads, median of " << std::max(a.repeat, 7) << " interleaved rounds; load average "
-            << load_average() << "\n\n"
+            << load_averages() << "\n\n"
             << "| case | groups | loop stages, median ms | in the call, median ms | speedup: median of per-round ratios "
                "(ratio of medians) | verify |\n|---|---|---|---|---|---|\n";
   for (const Case& c : cases) {
@@ -194,7 +188,7 @@ void part_c(const Args& a) {
               << (ok ? "bit-identical" : "MISMATCH") << " |\n"
               << std::flush;
   }
-  std::cout << "\nload average at end: " << load_average() << "\n\n";
+  std::cout << "\nload average at end: " << load_averages() << "\n\n";
 }
 
 // ------------------------------------------------------------------ (b)
@@ -259,7 +253,7 @@ void part_b(const Args& a) {
         row += " error: " + std::string(e.what()).substr(0, 160) + " |";
       }
       double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::cout << row << " " << fmt(el, 0) << " | " << load_average() << " |\n" << std::flush;
+      std::cout << row << " " << fmt(el, 0) << " | " << load_averages() << " |\n" << std::flush;
     }
   }
 }

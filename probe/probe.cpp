@@ -5,6 +5,7 @@
 #include "probe/probe.h"
 
 #include "support/files.h"
+#include "support/stats.h"
 
 #include <unistd.h>
 
@@ -512,7 +513,7 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   auto say = [&](const std::string& s) {
     if (log) *log << "probe: " << s << "\n" << std::flush;
   };
-  const std::string load = read_line("/proc/loadavg");
+  const std::string load = load_averages();
   say(std::to_string(nt) + " cores, " + (h.avx2 ? "AVX2" : "no AVX2") + ", clock " + fmt(h.clock_GHz) +
       " GHz, load average " + load.substr(0, load.find(' ')));
 

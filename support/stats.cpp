@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <numeric>
 
 namespace fuseplan {
@@ -19,6 +20,19 @@ double quantile(std::vector<double> v, double q) {
   const std::size_t lo = static_cast<std::size_t>(pos);
   const std::size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+std::string load_averages() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  if (!(f >> a >> b >> c)) return "";
+  return a + " " + b + " " + c;
+}
+
+double load_average_1min() {
+  std::ifstream f("/proc/loadavg");
+  double v = -1;
+  return f >> v ? v : -1;
 }
 
 double mape_pct(const std::vector<double>& predicted, const std::vector<double>& measured) {

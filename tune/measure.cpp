@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include "support/stats.h"
 
@@ -57,12 +56,6 @@ std::string Duel::summary() const {
                 : verdict == Verdict::second_faster ? "the second faster"
                                                     : "a tie");
   return buf;
-}
-
-double load_average_1min() {
-  std::ifstream f("/proc/loadavg");
-  double v = -1;
-  return f >> v ? v : -1;
 }
 
 Duel PlanMeasurer::duel(const Graph& g, const Plan& a, const Plan& b, int min_rounds, int max_rounds) {

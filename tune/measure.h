@@ -39,9 +39,6 @@ struct Duel {
   std::string summary() const;
 };
 
-/// The 1-minute load average (/proc/loadavg); -1 where it cannot be read.
-double load_average_1min();
-
 /// Runs plans on the CPU backend, each distinct partition once per graph.
 class PlanMeasurer {
  public:

@@ -21,41 +21,6 @@
 
 #include <immintrin.h>
 
-extern "C" {
-
-// --- SLEEF's exported names (sleef.h would need every ISA's intrinsics
-// enabled). The target attributes make 256- and 512-bit arguments travel in
-// ymm/zmm registers at the call, as SLEEF's code expects.
-#define FP_AVX __attribute__((target("avx")))
-#define FP_AVX512 __attribute__((target("avx512f")))
-#define FP_SLEEF_DECL(fn)                                        \
-  float Sleef_finz_##fn##f1_u10purecfma(float);                  \
-  float Sleef_cinz_##fn##f1_u10purec(float);                     \
-  __m128 Sleef_finz_##fn##f4_u10avx2128(__m128);                 \
-  __m128 Sleef_cinz_##fn##f4_u10sse2(__m128);                    \
-  FP_AVX __m256 Sleef_finz_##fn##f8_u10avx2(__m256);             \
-  FP_AVX __m256 Sleef_cinz_##fn##f8_u10avx(__m256);              \
-  FP_AVX512 __m512 Sleef_finz_##fn##f16_u10avx512f(__m512);      \
-  FP_AVX512 __m512 Sleef_cinz_##fn##f16_u10avx512fnofma(__m512);
-#define FP_SLEEF_DECL2(fn)                                       \
-  float Sleef_finz_##fn##f1_u10purecfma(float, float);           \
-  float Sleef_cinz_##fn##f1_u10purec(float, float);              \
-  __m128 Sleef_finz_##fn##f4_u10avx2128(__m128, __m128);         \
-  __m128 Sleef_cinz_##fn##f4_u10sse2(__m128, __m128);            \
-  FP_AVX __m256 Sleef_finz_##fn##f8_u10avx2(__m256, __m256);     \
-  FP_AVX __m256 Sleef_cinz_##fn##f8_u10avx(__m256, __m256);      \
-  FP_AVX512 __m512 Sleef_finz_##fn##f16_u10avx512f(__m512, __m512); \
-  FP_AVX512 __m512 Sleef_cinz_##fn##f16_u10avx512fnofma(__m512, __m512);
-FP_SLEEF_DECL(exp)
-FP_SLEEF_DECL(log)
-FP_SLEEF_DECL(tanh)
-FP_SLEEF_DECL(erf)
-FP_SLEEF_DECL(sin)
-FP_SLEEF_DECL(cos)
-FP_SLEEF_DECL2(pow)
-
-}  // extern "C"
-
 namespace {
 
 // AVX2 + FMA: the finz family's vector code needs both; its scalar code FMA.
@@ -66,49 +31,45 @@ const bool kFma = [] {
 
 }  // namespace
 
-// The entry points. A vector variant is compiled for its ISA (target
-// attribute) so its vector arguments and result travel in registers as the
-// vector-function ABI says.
-#define FP_VMATH_DEFINE(fn)                                                                                   \
-  extern "C" float fp_##fn##f(float x) {                                                                      \
-    return kFma ? Sleef_finz_##fn##f1_u10purecfma(x) : Sleef_cinz_##fn##f1_u10purec(x);                       \
-  }                                                                                                           \
-  extern "C" __attribute__((target("sse2"))) __m128 _ZGVbN4v_fp_##fn##f(__m128 x) {                           \
-    return kFma ? Sleef_finz_##fn##f4_u10avx2128(x) : Sleef_cinz_##fn##f4_u10sse2(x);                         \
-  }                                                                                                           \
-  extern "C" __attribute__((target("avx"))) __m256 _ZGVcN8v_fp_##fn##f(__m256 x) {                            \
-    return kFma ? Sleef_finz_##fn##f8_u10avx2(x) : Sleef_cinz_##fn##f8_u10avx(x);                             \
-  }                                                                                                           \
-  extern "C" __attribute__((target("avx2"))) __m256 _ZGVdN8v_fp_##fn##f(__m256 x) {                           \
-    return kFma ? Sleef_finz_##fn##f8_u10avx2(x) : Sleef_cinz_##fn##f8_u10avx(x);                             \
-  }                                                                                                           \
-  extern "C" __attribute__((target("avx512f"))) __m512 _ZGVeN16v_fp_##fn##f(__m512 x) {                       \
-    return kFma ? Sleef_finz_##fn##f16_u10avx512f(x) : Sleef_cinz_##fn##f16_u10avx512fnofma(x);               \
-  }
-#define FP_VMATH_DEFINE2(fn)                                                                                  \
-  extern "C" float fp_##fn##f(float x, float y) {                                                             \
-    return kFma ? Sleef_finz_##fn##f1_u10purecfma(x, y) : Sleef_cinz_##fn##f1_u10purec(x, y);                 \
-  }                                                                                                           \
-  extern "C" __attribute__((target("sse2"))) __m128 _ZGVbN4vv_fp_##fn##f(__m128 x, __m128 y) {                \
-    return kFma ? Sleef_finz_##fn##f4_u10avx2128(x, y) : Sleef_cinz_##fn##f4_u10sse2(x, y);                   \
-  }                                                                                                           \
-  extern "C" __attribute__((target("avx"))) __m256 _ZGVcN8vv_fp_##fn##f(__m256 x, __m256 y) {                 \
-    return kFma ? Sleef_finz_##fn##f8_u10avx2(x, y) : Sleef_cinz_##fn##f8_u10avx(x, y);                       \
-  }                                                                                                           \
-  extern "C" __attribute__((target("avx2"))) __m256 _ZGVdN8vv_fp_##fn##f(__m256 x, __m256 y) {                \
-    return kFma ? Sleef_finz_##fn##f8_u10avx2(x, y) : Sleef_cinz_##fn##f8_u10avx(x, y);                       \
-  }                                                                                                           \
-  extern "C" __attribute__((target("avx512f"))) __m512 _ZGVeN16vv_fp_##fn##f(__m512 x, __m512 y) {            \
-    return kFma ? Sleef_finz_##fn##f16_u10avx512f(x, y) : Sleef_cinz_##fn##f16_u10avx512fnofma(x, y);         \
-  }
+// One entry point `name`(params) forwarding `args` to SLEEF's finz routine,
+// or to its cinz twin without FMA. SLEEF's names are declared here (sleef.h
+// would need every ISA's intrinsics enabled) with `decl` (their ISA, so
+// 256- and 512-bit arguments travel in ymm/zmm registers, as SLEEF's code
+// expects); the entry is compiled for `isa`, so its vector arguments and
+// result travel in registers as the vector-function ABI says.
+#define FP_ENTRY(decl, isa, T, name, finz, cinz, params, args) \
+  extern "C" decl T finz params;                             \
+  extern "C" decl T cinz params;                             \
+  extern "C" isa T name params { return kFma ? finz args : cinz args; }
 
-FP_VMATH_DEFINE(exp)
-FP_VMATH_DEFINE(log)
-FP_VMATH_DEFINE(tanh)
-FP_VMATH_DEFINE(erf)
-FP_VMATH_DEFINE(sin)
-FP_VMATH_DEFINE(cos)
-FP_VMATH_DEFINE2(pow)
+#define FP_SSE __attribute__((target("sse2")))
+#define FP_AVX __attribute__((target("avx")))
+#define FP_AVX2 __attribute__((target("avx2")))
+#define FP_AVX512 __attribute__((target("avx512f")))
+
+// The scalar entry fp_<fn>f and its 4-, 8- (AVX, AVX2) and 16-lane
+// variants; v is the vector-ABI parameter code ("v" per vector argument).
+#define FP_VMATH(fn, v, P1, P4, P8, P16, A)                                                                     \
+  FP_ENTRY(, , float, fp_##fn##f, Sleef_finz_##fn##f1_u10purecfma, Sleef_cinz_##fn##f1_u10purec, P1, A)         \
+  FP_ENTRY(, FP_SSE, __m128, _ZGVbN4##v##_fp_##fn##f, Sleef_finz_##fn##f4_u10avx2128, Sleef_cinz_##fn##f4_u10sse2, \
+           P4, A)                                                                                               \
+  FP_ENTRY(FP_AVX, FP_AVX, __m256, _ZGVcN8##v##_fp_##fn##f, Sleef_finz_##fn##f8_u10avx2,                        \
+           Sleef_cinz_##fn##f8_u10avx, P8, A)                                                                   \
+  FP_ENTRY(FP_AVX, FP_AVX2, __m256, _ZGVdN8##v##_fp_##fn##f, Sleef_finz_##fn##f8_u10avx2,                       \
+           Sleef_cinz_##fn##f8_u10avx, P8, A)                                                                   \
+  FP_ENTRY(FP_AVX512, FP_AVX512, __m512, _ZGVeN16##v##_fp_##fn##f, Sleef_finz_##fn##f16_u10avx512f,             \
+           Sleef_cinz_##fn##f16_u10avx512fnofma, P16, A)
+#define FP_UNARY(fn) FP_VMATH(fn, v, (float x), (__m128 x), (__m256 x), (__m512 x), (x))
+#define FP_BINARY(fn) \
+  FP_VMATH(fn, vv, (float x, float y), (__m128 x, __m128 y), (__m256 x, __m256 y), (__m512 x, __m512 y), (x, y))
+
+FP_UNARY(exp)
+FP_UNARY(log)
+FP_UNARY(tanh)
+FP_UNARY(erf)
+FP_UNARY(sin)
+FP_UNARY(cos)
+FP_BINARY(pow)
 
 extern "C" const char* fp_vmath_family() {
   return kFma ? "SLEEF 3.5 finz (FMA, deterministic, 1.0 ULP)" : "SLEEF 3.5 cinz (no FMA, deterministic, 1.0 ULP)";
