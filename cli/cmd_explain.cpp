@@ -30,6 +30,14 @@ void run_explain(const ExplainArgs& a) {
   std::cout << "plan " << a.plan << ": strategy " << (log.strategy.empty() ? "?" : log.strategy) << ", device "
             << (log.device.empty() ? "?" : log.device) << ", " << log.kernels << " kernels, predicted "
             << fmt(log.predicted_us) << " us\n";
+  if (!a.node_given && (log.blocked_tensors > 0 || !log.conv_reorders.empty())) {
+    std::cout << "  CPU layouts: " << log.blocked_tensors << " tensors stored nChw8c between convolutions; ";
+    if (log.conv_reorders.empty()) std::cout << "no convolution reorders its activations\n";
+    else std::cout << log.conv_reorders.size() << " convolutions reorder NCHW activations around the call:";
+    for (std::size_t i = 0; i < log.conv_reorders.size() && i < 8; ++i) std::cout << " " << log.conv_reorders[i];
+    if (log.conv_reorders.size() > 8) std::cout << " ...";
+    if (!log.conv_reorders.empty()) std::cout << "\n";
+  }
   for (const auto& d : log.decisions) {
     if (a.node_given && d.producer != a.node && d.consumer != a.node) continue;
     std::cout << "  " << d.producer << " -> " << d.consumer << ": " << to_string(d.action);

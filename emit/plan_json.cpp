@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/layout.h"
 #include "support/format.h"
 
 namespace fuseplan {
@@ -191,6 +192,18 @@ std::string plan_to_json(const Graph& g, const Plan& plan) {
     groups.push_back(std::move(gj));
   }
   j["groups"] = groups;
+  // The CPU backend's activation layouts (graph/layout.h; informational: a
+  // function of the model, recomputed wherever the plan runs).
+  const Layouts lay = assign_layouts(g);
+  std::vector<NodeId> blocked;
+  ordered_json reorders = ordered_json::array();
+  for (NodeId n : g.topo_order()) {
+    if (lay.is_blocked(n)) blocked.push_back(n);
+    if (const int r = lay.reorders(g, n))
+      reorders.push_back({{"conv", g.node(n).name},
+                          {"reordered", r == (kReorderX | kReorderY) ? "x,y" : r == kReorderX ? "x" : "y"}});
+  }
+  j["cpu_layouts"] = {{"blocked_format", "nChw8c"}, {"blocked", names(g, blocked)}, {"conv_reorders", reorders}};
   ordered_json decs = ordered_json::array();
   for (const auto& d : plan.decisions) {
     ordered_json dj;
@@ -303,6 +316,15 @@ PlanLog read_plan_log(const std::string& text) {
     if (!kernels.is_number_integer()) bad("totals: 'kernels' is not an integer");
     log.kernels = kernels.get<int64_t>();
     log.predicted_us = number_field(totals, "predicted_us", "totals");
+    if (j.contains("cpu_layouts") && j["cpu_layouts"].is_object()) {
+      const auto& cl = j["cpu_layouts"];
+      if (cl.contains("blocked") && cl["blocked"].is_array()) log.blocked_tensors = static_cast<int64_t>(cl["blocked"].size());
+      if (cl.contains("conv_reorders") && cl["conv_reorders"].is_array())
+        for (const auto& r : cl["conv_reorders"])
+          if (r.is_object() && r.contains("conv") && r["conv"].is_string() && r.contains("reordered") &&
+              r["reordered"].is_string())
+            log.conv_reorders.push_back(r["conv"].get<std::string>() + " (" + r["reordered"].get<std::string>() + ")");
+    }
     std::set<std::string> in_groups;
     for (const auto& names : log.groups) in_groups.insert(names.begin(), names.end());
     const auto& decs = field(j, "decisions", "plan");

@@ -34,6 +34,10 @@ struct PlanLog {
   double predicted_us = 0;                     // totals
   std::vector<std::vector<std::string>> groups;  // node names per group
   std::vector<DecisionRecord> decisions;
+  /// cpu_layouts (optional): tensors stored nChw8c, and "CONV (x|y|x,y)" per
+  /// convolution whose kernels reorder an activation around the call.
+  int64_t blocked_tensors = 0;
+  std::vector<std::string> conv_reorders;
 };
 /// Parses plan JSON with every check of load_plan that needs no model
 /// (schema, group kinds and names, no extra group), and requires `totals` and

@@ -12,6 +12,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "graph/layout.h"
 #include "support/error.h"
 
 // libgomp's entry points, declared here rather than through <omp.h> so a
@@ -254,7 +255,7 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
 // -------------------------------------------------------------------- conv
 void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys, int sr,
           const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int transposed,
-          int w_const) {
+          int w_const, int layout) {
   const int r = sr + 2;
   const int64_t out = std::accumulate(ys, ys + r, int64_t{1}, std::multiplies<>());
   if (out == 0) return;
@@ -290,22 +291,28 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
   Dims kd(ws + 2, ws + r), kst = plain_strides(kd);
   wd.insert(wd.end(), kd.begin(), kd.end());
   wst.insert(wst.end(), kst.begin(), kst.end());
-  const memory::desc xu = plain(xd), yu = plain(yd), wu(wd, kF32, wst);
+  // The activations as the caller stores them: NCHW, or nChw8c where the
+  // plan's layout assignment keeps them blocked (graph/layout.h).
+  static_assert(kChannelBlock == 8, "the blocked user layout below is nChw8c");
+  auto user = [&](const Dims& d, bool blocked) {
+    return blocked ? memory::desc(d, kF32, memory::format_tag::nChw8c) : plain(d);
+  };
+  const memory::desc xu = user(xd, layout & kConvXBlocked), yu = user(yd, layout & kConvYBlocked), wu(wd, kF32, wst);
   // NCHW as it is only where the gemm convolution beats blocked + reorders
-  // (onednn.h: 1x1, unstrided, >= 28x28 outputs per image).
-  constexpr int64_t kPlainMinOutputsPerImage = 28 * 28;
-  bool plain_nchw = kvol == 1 && group == 1 && !transposed;
+  // and the plan keeps neither side blocked (graph/layout.h).
+  bool unit = true;
   int64_t outputs_per_image = 1;
   for (int i = 0; i < sr; ++i) {
-    plain_nchw = plain_nchw && pads[i] == 0 && pr[i] == 0 && strides[i] == 1;
+    unit = unit && pads[i] == 0 && pr[i] == 0 && strides[i] == 1;
     outputs_per_image *= ys[2 + i];
   }
-  plain_nchw = plain_nchw && outputs_per_image >= kPlainMinOutputsPerImage;
+  const bool plain_nchw = !transposed && !(layout & kConvBlockedPrimitive) &&
+                          gemm_conv_on_nchw(kvol, group, unit, outputs_per_image);
 
   std::ostringstream k;
   k << (transposed ? "ConvTranspose " : "Conv ") << dims_text(xs, r) << "x" << dims_text(ws, r) << "->"
     << dims_text(ys, r) << " s" << dims_text(strides, sr) << " p" << dims_text(pads, 2 * sr) << " d"
-    << dims_text(dil, sr) << " g" << group << " @" << omp_get_max_threads();
+    << dims_text(dil, sr) << " g" << group << " l" << layout << " @" << omp_get_max_threads();
   const std::string key = k.str();
   run(
       key,

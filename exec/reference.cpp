@@ -6,6 +6,7 @@
 
 #include "emit/cpu/runtime.h"
 #include "exec/onednn.h"
+#include "graph/layout.h"
 #include "graph/op_attrs.h"
 
 namespace fuseplan {
@@ -362,7 +363,8 @@ Tensor eval_indexed(const Primitive& p, const std::vector<const Tensor*>& x) {
 
 // w_const: the contraction's second operand is a source (weights), constant
 // for the run (exec/onednn.h keeps its reordered copy).
-Tensor eval_library(const Primitive& p, const std::vector<const Tensor*>& x, int w_const) {
+// conv_layout: the Conv's graph/layout.h bits for plain buffers.
+Tensor eval_library(const Primitive& p, const std::vector<const Tensor*>& x, int w_const, int conv_layout) {
   Tensor y(p.out.dtype, p.out.shape);
   const auto& os = p.out.shape;
   int r = static_cast<int>(os.size());
@@ -378,9 +380,13 @@ Tensor eval_library(const Primitive& p, const std::vector<const Tensor*>& x, int
   } else if (p.kind == Op::Conv || p.kind == Op::ConvTranspose) {
     need_f32();
     WindowParams w = window_params(p, r - 2);
-    auto f = p.kind == Op::Conv ? fprt::conv : fprt::conv_transpose;
-    f(x[0]->ptr<float>(), x[0]->shape.data(), x[1]->ptr<float>(), x[1]->shape.data(), y.ptr<float>(), os.data(), r - 2,
-      w.strides.data(), w.pads.data(), w.dilations.data(), w.group, w_const);
+    if (p.kind == Op::Conv)
+      fprt::conv(x[0]->ptr<float>(), x[0]->shape.data(), x[1]->ptr<float>(), x[1]->shape.data(), y.ptr<float>(),
+                 os.data(), r - 2, w.strides.data(), w.pads.data(), w.dilations.data(), w.group, w_const, conv_layout);
+    else
+      fprt::conv_transpose(x[0]->ptr<float>(), x[0]->shape.data(), x[1]->ptr<float>(), x[1]->shape.data(),
+                           y.ptr<float>(), os.data(), r - 2, w.strides.data(), w.pads.data(), w.dilations.data(),
+                           w.group, w_const);
   } else if (p.kind == Op::MaxPool || p.kind == Op::AveragePool) {
     need_f32();
     WindowParams w = window_params(p, r - 2);
@@ -441,7 +447,13 @@ Tensor eval_primitive(const Graph& g, NodeId n, const std::vector<const Tensor*>
   if (is_library_op(p)) {
     fprt::contraction_library() = &onednn_contractions();
     const auto ops = g.operands(n);
-    return eval_library(p, x, ops.size() > 1 && g.node(ops[1]).op_class == OpClass::source);
+    // The layout assignment of g, once per graph revision: a Conv runs the
+    // primitive the plan's kernels run (graph/layout.h).
+    thread_local std::pair<uint64_t, Layouts> layouts{0, {}};
+    if (p.kind == Op::Conv && (layouts.first != g.revision() || g.revision() == 0))
+      layouts = {g.revision(), assign_layouts(g)};
+    const int conv_layout = p.kind == Op::Conv ? layouts.second.conv_bits(g, n, true) : 0;
+    return eval_library(p, x, ops.size() > 1 && g.node(ops[1]).op_class == OpClass::source, conv_layout);
   }
   if (one_of(p.kind, {Op::Gather, Op::GatherElements, Op::OneHot, Op::QuantizeLinear, Op::DequantizeLinear}))
     return eval_indexed(p, x);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "emit/expr_printer.h"
+#include "graph/layout.h"
 #include "graph/op_attrs.h"
 
 namespace fuseplan::cpu {
@@ -43,8 +44,8 @@ bool g_tile_epilogue = true;
 
 class KernelPrinter : public InlineExprPrinter {
  public:
-  KernelPrinter(const Graph& g, const KernelPlan& kp, std::ostringstream& os)
-      : InlineExprPrinter(g, kp, "CPU"), os_(os) {
+  KernelPrinter(const Graph& g, const KernelPlan& kp, const Layouts& layouts, std::ostringstream& os)
+      : InlineExprPrinter(g, kp, "CPU"), os_(os), lay_(layouts) {
     if (g_tile_epilogue) find_tile_epilogue();
   }
 
@@ -73,7 +74,12 @@ class KernelPrinter : public InlineExprPrinter {
 
  private:
   std::ostringstream& os_;
+  const Layouts& lay_;
   const Stage* current_ = nullptr;
+  // Channel coordinates "(cb*8+ci)" of the blocked loop nest open now, and
+  // their block and lane loop variables: an nChw8c tensor read at them is
+  // addressed by the variables, without a division.
+  std::map<std::string, std::pair<std::string, std::string>> split_;
   // Contraction epilogue applied right after the library call
   // (fprt::conv_epilogue / matmul_epilogue): the library stage, the loop
   // stages computed in the epilogue lambda, and the buffer the contraction writes into when it is not
@@ -131,13 +137,18 @@ class KernelPrinter : public InlineExprPrinter {
     epi_lib_ = L.node;
     epi_stages_ = tail;
     NodeId last = tail.back();
-    if (!L.global && is_global(last) && g_.node(last).out.dtype == DType::f32) epi_alias_ = last;
+    // The contraction writes into the last stage's buffer only where both
+    // have one layout (graph/layout.h: a Cast of a blocked output is plain).
+    if (!L.global && is_global(last) && g_.node(last).out.dtype == DType::f32 &&
+        lay_.is_blocked(last) == lay_.is_blocked(L.node))
+      epi_alias_ = last;
   }
   bool in_epilogue(NodeId n) const { return std::find(epi_stages_.begin(), epi_stages_.end(), n) != epi_stages_.end(); }
 
   // The epilogue as a lambda over a flat run [p, p+len) of the contraction's
   // output: runs along the last dim, leading coordinates once per run.
   void print_epilogue_lambda() {
+    if (lay_.is_blocked(epi_lib_)) return print_blocked_epilogue_lambda();
     const auto& s = shape(epi_lib_);
     int r = static_cast<int>(s.size());
     std::string last = std::to_string(s.back());
@@ -173,8 +184,54 @@ class KernelPrinter : public InlineExprPrinter {
     --ind_;
     line("};");
   }
+  // The epilogue over a contraction output stored nChw8c: each run is one
+  // channel block of one image (conv_epilogue, emit/cpu/runtime.h), walked
+  // as (h, w, lane) so the innermost loop is one 8-float vector.
+  void print_blocked_epilogue_lambda() {
+    const auto& s = shape(epi_lib_);
+    const int64_t cb = s[1] / kChannelBlock, plane = s[2] * s[3] * kChannelBlock;
+    line("auto epi = [&](int64_t p, const int64_t) {");
+    ++ind_;
+    line("const int64_t q = p / " + std::to_string(plane) + ";");
+    line("const int64_t i0 = q / " + std::to_string(cb) + ", i1 = q % " + std::to_string(cb) + ";");
+    const Coords pc = {"i0", "i1", "i2", "i3", "i4"};
+    line("for (int64_t i2 = 0; i2 < " + std::to_string(s[2]) + "; ++i2)");
+    line("for (int64_t i3 = 0; i3 < " + std::to_string(s[3]) + "; ++i3)");
+    line("for (int64_t i4 = 0; i4 < " + std::to_string(kChannelBlock) + "; ++i4) {");
+    ++ind_;
+    push();
+    const Coords c = blocked_loop_coords(pc);
+    for (NodeId n : epi_stages_) {
+      line("// " + g_.node(n).op + " '" + comment_escape(g_.node(n).name) + "'");
+      std::string x = define(n, key(n, c), compute(n, c));
+      line(buf(n) + "[" + offset(n, c) + "] = " + x + ";");
+    }
+    pop();
+    split_.clear();
+    --ind_;
+    line("}");
+    --ind_;
+    line("};");
+  }
+  // Logical [N, C, H, W] coordinates of a loop nest over a blocked tensor's
+  // storage order [N, C/8, H, W, 8] (loop variables pc).
+  Coords blocked_loop_coords(const Coords& pc) {
+    const std::string ch = "(" + pc[1] + "*" + std::to_string(kChannelBlock) + "+" + pc[4] + ")";
+    split_[ch] = {pc[1], pc[4]};
+    return {pc[0], ch, pc[2], pc[3]};
+  }
+  // Offset of logical coordinates c in an nChw8c tensor of logical shape s.
+  std::string blocked_offset(const std::vector<int64_t>& s, const Coords& c) const {
+    const std::vector<int64_t> storage = {s[0], s[1] / kChannelBlock, s[2], s[3], kChannelBlock};
+    auto it = split_.find(c[1]);
+    const std::string b = std::to_string(kChannelBlock);
+    if (it != split_.end()) return linear_offset(storage, {c[0], it->second.first, c[2], c[3], it->second.second});
+    return linear_offset(storage, {c[0], "(" + c[1] + ")/" + b, c[2], c[3], "(" + c[1] + ")%" + b});
+  }
+
   // Offset of coordinates c in n's buffer (scratch holds one row in row mode).
   std::string offset(NodeId n, const Coords& c) const {
+    if (lay_.is_blocked(n) && (kp_.row_dims == 0 || is_global(n))) return blocked_offset(shape(n), c);
     if (kp_.row_dims > 0 && !is_global(n)) {
       std::vector<int64_t> tail(shape(n).begin() + kp_.row_dims, shape(n).end());
       return linear_offset(tail, Coords(c.begin() + kp_.row_dims, c.end()));
@@ -220,10 +277,15 @@ class KernelPrinter : public InlineExprPrinter {
     const auto& s = shape(st.node);
     int from = static_cast<int>(outer.size());
     if (st.kind == StageKind::loop) {
-      Coords c = open_loops(s, from, "i", outer, parallel);
+      // A stage writing an nChw8c tensor loops in its storage order.
+      const bool blocked = lay_.is_blocked(st.node) && outer.empty();
+      Coords c = blocked ? blocked_loop_coords(
+                               open_loops({s[0], s[1] / kChannelBlock, s[2], s[3], kChannelBlock}, 0, "i", {}, parallel))
+                         : open_loops(s, from, "i", outer, parallel);
       std::string v = compute(st.node, c);
       line(buf(st.node) + "[" + offset(st.node, c) + "] = " + v + ";");
       close_loops();
+      split_.clear();
       return;
     }
     // reduce: per output element, reduced elements in row-major order
@@ -290,7 +352,9 @@ class KernelPrinter : public InlineExprPrinter {
       if (p.kind == Op::Conv || p.kind == Op::ConvTranspose) {
         line(std::string(p.kind == Op::Conv ? (epi ? "fprt::conv_epilogue(" : "fprt::conv(") : "fprt::conv_transpose(") +
              x(0) + ",xs0," + x(1) + ",xs1," + y + ",ys," + std::to_string(r - 2) + ",st,pd,dl," +
-             std::to_string(w.group) + "," + w_const + (epi ? ",epi);" : ");"));
+             std::to_string(w.group) + "," + w_const +
+             (p.kind == Op::Conv ? "," + std::to_string(lay_.conv_bits(g_, st.node, false)) : "") +
+             (epi ? ",epi);" : ");"));
       } else {
         arr("ks", w.kernel);
         line("fprt::pool(" + x(0) + ",xs0," + y + ",ys," + std::to_string(r - 2) + ",ks,st,pd,dl," +
@@ -387,7 +451,8 @@ std::string print_cpp(const Graph& g, const std::vector<KernelPlan>& kernels, st
   os << "extern \"C\" void fp_set_num_threads(int n) {\n#ifdef _OPENMP\n  if (n > 0) omp_set_num_threads(n);\n#endif\n}\n\n";
   // Weak: the compiler may split the unit into parts that each carry it.
   os << "extern \"C\" __attribute__((weak)) void fp_bind_contractions(const fprt::ContractionLibrary* lib) {\n  fprt::contraction_library() = lib;\n}\n\n";
-  for (const KernelPlan& kp : kernels) KernelPrinter(g, kp, os).print();
+  const Layouts layouts = assign_layouts(g);
+  for (const KernelPlan& kp : kernels) KernelPrinter(g, kp, layouts, os).print();
   return os.str();
 }
 

@@ -232,10 +232,12 @@ struct ContractionLibrary {
   /// Convolution (transposed = 0; x: [N,C,s...], w: [M,C/g,k...]) or
   /// ConvTranspose (transposed = 1; w: [C,M/g,k...]) over sr = 1-3 spatial
   /// dims; pads = [begin..., end...]; y's shape ys decides ConvTranspose's
-  /// output padding. w_const as b_const above.
+  /// output padding. w_const as b_const above. layout: graph/layout.h's
+  /// bits (1: x stored nChw8c, 2: y stored nChw8c, 4: run the blocked
+  /// primitive); 0 for NCHW buffers.
   void (*conv)(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
                int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int transposed,
-               int w_const);
+               int w_const, int layout);
 };
 /// The bound table (null until the host binds one; generated units export
 /// fp_bind_contractions for that).
@@ -278,21 +280,25 @@ inline void matmul(const float* a, const int64_t* as, int ar, const float* b, co
   matmul_epilogue(a, as, ar, b, bs, br, y, ys, yr, transA, transB, b_const, NoEpilogue{});
 }
 
+/// The epilogue's runs are the output's channel planes (NCHW) or channel
+/// blocks of 8 planes (y stored nChw8c: layout bit 2).
 template <class Epi = NoEpilogue>
 inline void conv_epilogue(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y,
                           const int64_t* ys, int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil,
-                          int64_t group, int w_const, Epi&& epi = Epi{}) {
-  contraction_library()->conv(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, 0, w_const);
-  if constexpr (kHasEpilogue<Epi>) run_epilogue(elements(ys, sr + 2), elements(ys + 2, sr), epi);
+                          int64_t group, int w_const, int layout, Epi&& epi = Epi{}) {
+  contraction_library()->conv(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, 0, w_const, layout);
+  if constexpr (kHasEpilogue<Epi>)
+    run_epilogue(elements(ys, sr + 2), elements(ys + 2, sr) * ((layout & 2) ? 8 : 1), epi);
 }
 inline void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
-                 int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int w_const) {
-  conv_epilogue(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, w_const, NoEpilogue{});
+                 int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int w_const,
+                 int layout) {
+  conv_epilogue(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, w_const, layout, NoEpilogue{});
 }
 inline void conv_transpose(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y,
                            const int64_t* ys, int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil,
                            int64_t group, int w_const) {
-  contraction_library()->conv(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, 1, w_const);
+  contraction_library()->conv(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, 1, w_const, 0);
 }
 
 /// Max/average pooling over 1-3 spatial dims; window in row-major order,

@@ -10,8 +10,10 @@
 
 #include "costmodel/device.h"
 #include "graph/import.h"
+#include "graph/layout.h"
 #include "exec/cpu_run.h"
 #include "search/strategy.h"
+#include "tests/layout_graphs.h"
 #include "tests/shared_models.h"
 
 namespace fuseplan {
@@ -64,6 +66,20 @@ TEST(CpuModels, EverySharedCaseEveryStrategyIsBitIdentical) {
     ++ran;
   }
   EXPECT_GE(ran, 10);
+}
+
+// Tensors stored nChw8c between convolutions (graph/layout.h): blocked
+// loop nests, blocked epilogues, plain readers and writers of blocked
+// tensors, a Cast after a blocked conv.
+TEST(CpuModels, BlockedLayoutGraphsAreBitIdentical) {
+  using namespace layout_graphs;
+  const std::vector<std::string> graphs = {residual(16), residual(16, "sp"), residual(24), kLibraryReader,
+                                           kGraphOutputs, kCastOutput};
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    Graph g = import_onnx_text(graphs[i], {}, "layout");
+    ASSERT_GT(assign_layouts(g).count(), 0) << i;
+    for (const char* s : {"unfused", "cost", "xla"}) expect_bit_identical(g, s, "layout graph " + std::to_string(i));
+  }
 }
 
 TEST(CpuModels, ExamplesFusedAndUnfusedAreBitIdentical) {

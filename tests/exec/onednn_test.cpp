@@ -111,7 +111,7 @@ void check_conv(const ConvCase& c) {
   std::vector<float> y(static_cast<std::size_t>(numel(ys)), -7.0f);
   onednn_contractions().conv(x.data(), c.x.data(), w.data(), c.w.data(), y.data(), ys.data(),
                              static_cast<int>(c.x.size()) - 2, c.strides.data(), c.pads.data(), c.dil.data(), c.group,
-                             c.transposed, 1);
+                             c.transposed, 1, 0);
   expect_close(y, conv_direct(c, x, w, ys));
 }
 
@@ -210,7 +210,7 @@ TEST(OneDnn, ConstantWeightCopyLastsOneRun) {
   std::vector<float> y1(static_cast<std::size_t>(numel(ys))), y2 = y1, y3 = y1;
   auto run = [&](std::vector<float>& y) {
     onednn_contractions().conv(x.data(), xs.data(), w.data(), ws.data(), y.data(), ys.data(), 2, st.data(), pd.data(),
-                               dl.data(), 1, 0, 1);
+                               dl.data(), 1, 0, 1, 0);
   };
   onednn_forget_weights();
   run(y1);

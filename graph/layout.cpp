@@ -1,0 +1,130 @@
+// The CPU backend's activation layout assignment (see graph/layout.h).
+#include "graph/layout.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "graph/op_attrs.h"
+#include "graph/op_traits.h"
+
+namespace fuseplan {
+namespace {
+
+bool is_conv2d(const Primitive& p) { return p.kind == Op::Conv && p.out.rank() == 4; }
+
+// An f32 [N, C, H, W] activation whose channels fill whole blocks.
+bool blockable_shape(const TensorType& t) {
+  return t.known && t.dtype == DType::f32 && t.rank() == 4 && t.shape[1] > 0 && t.shape[1] % kChannelBlock == 0;
+}
+
+// An operand an elementwise op over a blocked tensor of shape `out` may read
+// whatever its layout: one element, or one per channel ([C,1,1] broadcast).
+bool layout_free_operand(const std::vector<int64_t>& s, const std::vector<int64_t>& out) {
+  const int64_t n = std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+  if (n == 1) return true;
+  if (s.size() > out.size()) return false;
+  const std::size_t off = out.size() - s.size();
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    const std::size_t od = d + off;
+    if (s[d] != (od == 1 ? out[1] : 1)) return false;
+  }
+  return off <= 1;  // the channel dim is present
+}
+
+struct UnionFind {
+  std::vector<NodeId> parent;
+  explicit UnionFind(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), NodeId{0}); }
+  NodeId find(NodeId x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(NodeId a, NodeId b) { parent[find(a)] = find(b); }
+};
+
+// Whether `n` is an elementwise op whose every operand is a same-shape
+// tensor (a member of its set) or layout-free.
+bool blocked_elementwise(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  if (!traits(p).is_scalar() || !blockable_shape(p.out)) return false;
+  for (NodeId o : g.operands(n)) {
+    const auto& s = g.node(o).out.shape;
+    if (s != p.out.shape && !layout_free_operand(s, p.out.shape)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Layouts assign_layouts(const Graph& g) {
+  const std::size_t n = g.size();
+  std::vector<uint8_t> cand(n, 0);
+  UnionFind sets(n);
+  for (NodeId v = 0; v < n; ++v) {
+    const Primitive& p = g.node(v);
+    if (!blockable_shape(p.out) || p.is_graph_output || p.op_class == OpClass::source) continue;
+    cand[v] = is_conv2d(p) || blocked_elementwise(g, v);
+  }
+  for (NodeId v = 0; v < n; ++v)
+    if (cand[v] && !is_conv2d(g.node(v)))
+      for (NodeId o : g.operands(v))
+        if (cand[o] && g.node(o).out.shape == g.node(v).out.shape) sets.unite(o, v);
+  // A set stays plain when a library routine other than a Conv (as its x)
+  // reads a member: the routine takes the buffer as NCHW. Emitted loops
+  // read a blocked tensor at any coordinates (emit/cpu/cpp_printer.cpp).
+  std::vector<uint8_t> bad(n, 0), touches_conv(n, 0);
+  for (NodeId v = 0; v < n; ++v) {
+    if (!cand[v]) continue;
+    const NodeId r = sets.find(v);
+    if (is_conv2d(g.node(v))) touches_conv[r] = 1;
+    for (const OutEdge& e : g.out_edges(v)) {
+      const Primitive& c = g.node(e.dst);
+      if (is_conv2d(c) && e.operand == 0) touches_conv[r] = 1;
+      else if (is_library_op(c)) bad[r] = 1;
+    }
+  }
+  Layouts out;
+  out.blocked.assign(n, 0);
+  for (NodeId v = 0; v < n; ++v) {
+    const NodeId r = sets.find(v);
+    out.blocked[v] = cand[v] && !bad[r] && touches_conv[r];
+  }
+  return out;
+}
+
+int Layouts::conv_bits(const Graph& g, NodeId conv, bool plain_buffers) const {
+  const NodeId x = g.operands(conv)[0];
+  const bool bx = is_blocked(x), by = is_blocked(conv);
+  if (!bx && !by) return 0;
+  int bits = kConvBlockedPrimitive;
+  if (!plain_buffers) bits |= (bx ? kConvXBlocked : 0) | (by ? kConvYBlocked : 0);
+  return bits;
+}
+
+bool gemm_conv_on_nchw(int64_t kernel_volume, int64_t group, bool unit_stride_no_pads, int64_t outputs_per_image) {
+  constexpr int64_t kPlainMinOutputsPerImage = 28 * 28;
+  return kernel_volume == 1 && group == 1 && unit_stride_no_pads && outputs_per_image >= kPlainMinOutputsPerImage;
+}
+
+int Layouts::reorders(const Graph& g, NodeId conv) const {
+  const Primitive& p = g.node(conv);
+  if (p.kind == Op::ConvTranspose) return kReorderX | kReorderY;
+  if (p.kind != Op::Conv) return 0;
+  const int bits = conv_bits(g, conv, false);
+  if (!(bits & kConvBlockedPrimitive)) {
+    const int sr = p.out.rank() - 2;
+    const WindowParams w = window_params(p, sr);
+    int64_t kvol = 1, outputs = 1;
+    bool unit = true;
+    for (int i = 0; i < sr; ++i) {
+      kvol *= w.kernel[i];
+      outputs *= p.out.shape[2 + i];
+      unit = unit && w.strides[i] == 1 && w.pads[i] == 0 && w.pads[sr + i] == 0;
+    }
+    if (gemm_conv_on_nchw(kvol, w.group, unit, outputs)) return 0;
+  }
+  return (bits & kConvXBlocked ? 0 : kReorderX) | (bits & kConvYBlocked ? 0 : kReorderY);
+}
+
+int Layouts::count() const { return static_cast<int>(std::count(blocked.begin(), blocked.end(), uint8_t{1})); }
+
+}  // namespace fuseplan

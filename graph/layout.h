@@ -1,0 +1,80 @@
+// Activation layouts of the CPU backend: which 4-D tensors are stored in
+// oneDNN's channel-blocked layout nChw8c between convolutions instead of
+// row-major NCHW (docs/layouts.md).
+//
+// oneDNN runs most convolutions on blocked activations; a convolution that
+// reads and writes NCHW pays a reorder in and out around every call (on a
+// 2-core Zen 3, MobileNetV2's reorders cost more than its depthwise convs).
+// The assignment keeps a tensor blocked from the convolution that writes it
+// to the convolutions that read it when every op in between is an
+// elementwise op whose other operands are scalars or per-channel vectors:
+// the emitted kernels run those ops over the blocked storage (their values
+// do not depend on the element order), and any other emitted op reads a
+// blocked tensor through its offset expression. Verification stays
+// bit-identical: the reference executor calls each convolution with the
+// same primitive on NCHW buffers, and the reorders around it copy exactly.
+//
+// The assignment is a function of the graph alone, not of the fusion plan:
+// every strategy's plan of a model, and the reference executor, store the
+// same tensors blocked and call every convolution with the same primitive.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace fuseplan {
+
+/// Channels per block of the blocked layout: 8 floats, one AVX2 vector, the
+/// block oneDNN's jit:avx2 convolutions read and write (nChw8c). On an
+/// AVX-512 machine oneDNN prefers nChw16c and reorders 8c -> 16c inside the
+/// call (exec/onednn.cpp), so the result is the same, slower.
+inline constexpr int64_t kChannelBlock = 8;
+
+/// How a Conv's activations are laid out (the `layout` argument of the
+/// runtime's fprt::conv, emit/cpu/runtime.h): bit kConvXBlocked / kConvYBlocked
+/// when the plan stores x / y blocked; kConvBlockedPrimitive when the
+/// convolution runs oneDNN's blocked primitive even where plain NCHW would be
+/// chosen by shape (set whenever either side is blocked, also by the
+/// reference executor, which passes plain buffers).
+inline constexpr int kConvXBlocked = 1, kConvYBlocked = 2, kConvBlockedPrimitive = 4;
+
+/// Whether oneDNN's gemm convolution on NCHW activations beats the blocked
+/// primitive plus both reorders for a conv with this kernel volume, group
+/// count, stride/padding and output pixels per image: 1x1, ungrouped,
+/// unstrided, unpadded, >= 28x28 outputs per image (measurements in
+/// exec/onednn.h). Applies when the plan keeps both sides plain.
+bool gemm_conv_on_nchw(int64_t kernel_volume, int64_t group, bool unit_stride_no_pads, int64_t outputs_per_image);
+
+/// Bits of Layouts::reorders: the conv's x / y is reordered NCHW <-> the
+/// primitive's blocked layout around each call.
+inline constexpr int kReorderX = 1, kReorderY = 2;
+
+struct Layouts {
+  /// Per node: its output is stored nChw8c (shape [N, C, H, W] with C a
+  /// multiple of kChannelBlock, element (n, c, h, w) at offset
+  /// ((n·C/8 + c/8)·H·W + h·W + w)·8 + c%8).
+  std::vector<uint8_t> blocked;
+  bool is_blocked(NodeId n) const { return n < blocked.size() && blocked[n]; }
+  /// The `layout` bits of Conv node `conv` for a kernel of the plan (plain
+  /// buffers = false) or for the reference executor (plain buffers = true).
+  int conv_bits(const Graph& g, NodeId conv, bool plain_buffers) const;
+  /// Which activations of Conv/ConvTranspose node `conv` a kernel of the
+  /// plan reorders around the call (kReorderX | kReorderY), 0 for none.
+  int reorders(const Graph& g, NodeId conv) const;
+  /// Number of blocked tensors.
+  int count() const;
+};
+
+/// The assignment (see above). A tensor is blocked when it lies in a
+/// connected set of f32 4-D tensors with C % kChannelBlock == 0 that are
+/// not graph outputs, each written by a 2-D Conv or by an elementwise op
+/// whose other operands have one element or one per channel ([C,1,1]
+/// broadcast), linked by those ops reading each other at the same shape;
+/// no member is read by a library routine (graph/op_attrs.h is_library_op)
+/// other than as a 2-D Conv's x; and the set touches a Conv. Other ops read
+/// blocked tensors through their index expressions. O(nodes).
+Layouts assign_layouts(const Graph& g);
+
+}  // namespace fuseplan
