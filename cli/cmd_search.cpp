@@ -41,10 +41,11 @@ void measure_registers(const LoadedModel& m, const Plan& plan, const DeviceSpec&
   auto table = cuda::measure_plan(m.graph, plan, d, o);
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : table)
-    rows.push_back({std::to_string(r.group_id), r.kind, std::to_string(r.launches.size()), std::to_string(r.regs_estimate),
+    rows.push_back({std::to_string(r.group_id), r.kind, cuda::to_string(r.lowering.route), std::to_string(r.launches.size()),
+                    std::to_string(r.regs_estimate),
                     std::to_string(r.regs_measured()), fmt(r.spill_estimate_bytes, 0),
                     std::to_string(r.spill_bytes_measured())});
-  std::cout << format_table({"group", "kind", "kernels", "regs_est", "regs_nvrtc", "spill_est_B", "spill_nvrtc_B/thread"},
+  std::cout << format_table({"group", "kind", "route", "kernels", "regs_est", "regs_nvrtc", "spill_est_B", "spill_nvrtc_B/thread"},
                             rows);
   if (output.empty()) return;
   std::string stem = output.size() > 5 && output.ends_with(".json") ? output.substr(0, output.size() - 5) : output;

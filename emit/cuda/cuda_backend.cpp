@@ -204,6 +204,7 @@ std::string resources_json(const std::vector<GroupResources>& t, const DeviceSpe
     e["spill_bytes_measured"] = r.spill_bytes_measured();
     if (r.skipped()) e["note"] = r.note;
     if (r.lowering.library()) e["library"] = {{"route", to_string(r.lowering.route)}, {"call", r.lowering.why}};
+    if (r.lowering.route == GroupLowering::Route::fallback) e["fallback"] = r.lowering.why;
     if (!r.library.epilogue.empty())
       e["cublaslt"] = {{"epilogue", r.library.epilogue}, {"covered", r.library.covered},
                        {"remaining", r.library.remaining}};
@@ -226,7 +227,7 @@ std::string resources_markdown(const std::vector<GroupResources>& t, const Devic
   os << "# CUDA resources: " << d.name << " (" << o.arch << ", " << (o.allow_fma ? "-fmad=true" : "-fmad=false")
      << ", NVRTC " << nvrtc_version() << ")\n\n";
   os << "| group | kind | last primitive | kernels | shape | regs est. | regs NVRTC | spill est. (B) | spill NVRTC (B) "
-        "| stack (B) | smem (B) | cuBLASLt epilogue +remaining / library call |\n";
+        "| stack (B) | smem (B) | library call / emitted fallback / cuBLASLt epilogue +remaining |\n";
   os << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : t) {
     int stack = 0, smem = 0;
@@ -247,8 +248,8 @@ std::string resources_markdown(const std::vector<GroupResources>& t, const Devic
     os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | " << r.launches.size() << " | " << shapes
        << " | " << r.regs_estimate << " | " << r.regs_measured() << " | " << r.spill_estimate_bytes << " | "
        << r.spill_bytes_measured() << " | " << stack << " | " << smem << " | "
-       << (r.lowering.library() ? r.lowering.why
-                                : r.library.epilogue.empty()
+       << (r.lowering.library() || r.lowering.route == GroupLowering::Route::fallback ? r.lowering.why
+           : r.library.epilogue.empty()
                                       ? std::string("-")
                                       : r.library.epilogue + " +" + std::to_string(r.library.remaining))
        << " |\n";
