@@ -105,7 +105,8 @@ void run_search(const SearchArgs& a) {
     std::cout << "measured registers: the search compiled " << during.asked
               << " candidate groups whose estimate constrained them (" << during.compiled << " NVRTC compiles, "
               << during.cache_hits << " cache hits, " << during.failed << " not compilable"
-              << (during.first_failure.empty() ? "" : ": " + during.first_failure) << "); the plan is priced with "
+              << (during.first_failure.empty() ? "" : ": " + during.first_failure) << "; " << during.library
+              << " left to cuBLASLt/cuDNN keep the estimate); the plan is priced with "
               << "NVRTC's registers/spills (" << changed << " of " << plan.costs.size()
               << " groups differ from the estimate)\n";
   }

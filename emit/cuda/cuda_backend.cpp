@@ -132,9 +132,11 @@ std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const
   return t;
 }
 
-ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<OracleStats> stats) {
+ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<OracleStats> stats,
+                                     const LibraryOptions& lib) {
   struct State {
     NvrtcOptions opts;
+    LibraryOptions lib;
     std::shared_ptr<OracleStats> stats;
     std::mutex mu;
     std::map<std::string, std::optional<MeasuredResources>> by_group;   // node-set key
@@ -142,6 +144,7 @@ ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<Orac
   };
   auto st = std::make_shared<State>();
   st->opts = o;
+  st->lib = lib;
   st->stats = stats ? std::move(stats) : std::make_shared<OracleStats>();
   return [st](const Graph& g, const Group& grp, const DeviceSpec& d) -> std::optional<MeasuredResources> {
     std::string key = std::string(to_string(grp.kind)) + ":";
@@ -152,6 +155,11 @@ ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<Orac
     if (opaque_member(g, grp) != kNoNode) return std::nullopt;  // no kernel of ours: keep the estimate
     std::lock_guard<std::mutex> lock(st->mu);
     if (auto it = st->by_group.find(key); it != st->by_group.end()) return it->second;
+    if (lower_group(g, grp, st->lib).library()) {  // a library kernel, not ours: keep the estimate
+      ++st->stats->library;
+      st->by_group.emplace(std::move(key), std::nullopt);
+      return std::nullopt;
+    }
     ++st->stats->asked;
     std::optional<MeasuredResources> out;
     try {
