@@ -2,7 +2,8 @@
 // a plan. CUDA: one .cu per group, its CUBIN (NVRTC, for the plan's device
 // arch unless --device says otherwise) and the resource table
 // (resources.json + resources.md: estimated vs measured registers/spills).
-// --library leaves contraction groups to cuBLASLt/cuDNN (emit/cuda/lowering.h).
+// Contraction groups run cuBLASLt/cuDNN by default; --library picks the
+// libraries, `none` emits every GEMM/conv (emit/cuda/lowering.h).
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -28,18 +29,18 @@ struct EmitArgs {
   bool allow_fma = false;
   bool no_compile = false;
   bool force = false;
-  std::string library = "none";  // none | cublaslt | cublaslt-fused | cudnn | all | all-fused
+  std::string library = "all";  // all | all-fused | cublaslt | cublaslt-fused | cudnn | none
 };
 
 // --library: which contraction groups the sources leave to cuBLASLt / cuDNN
 // (emit/cuda/lowering.h); those groups get only their prologue/epilogue kernels.
 cuda::LibraryOptions library_options(const std::string& v) {
+  if (v == "none") return cuda::LibraryOptions::none();
   cuda::LibraryOptions o;
-  if (v == "none") return o;
   o.cublaslt = v == "cublaslt" || v == "cublaslt-fused" || v == "all" || v == "all-fused";
   o.fused_epilogue = v == "cublaslt-fused" || v == "all-fused";
   o.cudnn = v == "cudnn" || v == "all" || v == "all-fused";
-  if (!o.any()) throw Error("--library must be none, cublaslt, cublaslt-fused, cudnn, all or all-fused, got '" + v + "'");
+  if (!o.any()) throw Error("--library must be all, all-fused, cublaslt, cublaslt-fused, cudnn or none, got '" + v + "'");
   return o;
 }
 
@@ -103,14 +104,18 @@ void run_emit(const EmitArgs& a) {
   write_file_atomic(file("resources.md"), cuda::resources_markdown(table, d, o));
   out.commit();
   std::cout << "wrote " << srcs.size() << " CUDA sources to " << a.output << "\n";
-  int spilling = 0, regs = 0;
+  int spilling = 0, regs = 0, library = 0, fallback = 0;
   for (const auto& r : table) {
     spilling += r.spill_bytes_measured() > 0;
     regs = std::max(regs, r.regs_measured());
+    library += r.lowering.library();
+    fallback += r.lowering.route == cuda::GroupLowering::Route::fallback;
   }
   std::cout << "compiled " << cubins.size() << " groups for " << o.arch << " (NVRTC " << cuda::nvrtc_version()
             << "): max " << regs << " registers/thread, " << spilling << " groups spill; wrote resources.json, "
             << "resources.md\n";
+  std::cout << "library " << lib.str() << ": " << library << " contraction groups call cuBLASLt/cuDNN, " << fallback
+            << " are the emitted fallback (resources.md says why)\n";
 }
 }  // namespace
 
@@ -128,9 +133,10 @@ void add_emit(CLI::App& app) {
   cmd->add_flag("--allow-fma", a->allow_fma, "let NVRTC contract multiply-add (-fmad=true); changes rounding");
   cmd->add_flag("--no-compile", a->no_compile, "write the .cu sources only (no NVRTC)");
   cmd->add_option("--library", a->library,
-                  "contraction groups left to libraries: none (emit every GEMM/conv), cublaslt, cublaslt-fused "
-                  "(with cuBLASLt's bias/ReLU/GELU epilogues), cudnn, all, all-fused; such groups get only their "
-                  "prologue/epilogue kernels")
+                  "contraction groups left to libraries (such groups get only their prologue/epilogue kernels; "
+                  "shapes a library refuses are the emitted fallback): all (cuBLASLt GEMM + cuDNN conv, "
+                  "bit-identical across plans), all-fused (also cuBLASLt's bias/ReLU/GELU epilogues: other "
+                  "rounding), cublaslt, cublaslt-fused, cudnn, none (emit every GEMM/conv, one thread per output element)")
       ->capture_default_str();
   cmd->callback([a] { run_emit(*a); });
 }

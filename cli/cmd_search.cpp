@@ -41,10 +41,11 @@ void measure_registers(const LoadedModel& m, const Plan& plan, const DeviceSpec&
   auto table = cuda::measure_plan(m.graph, plan, d, o);
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : table)
-    rows.push_back({std::to_string(r.group_id), r.kind, std::to_string(r.launches.size()), std::to_string(r.regs_estimate),
+    rows.push_back({std::to_string(r.group_id), r.kind, cuda::to_string(r.lowering.route), std::to_string(r.launches.size()),
+                    std::to_string(r.regs_estimate),
                     std::to_string(r.regs_measured()), fmt(r.spill_estimate_bytes, 0),
                     std::to_string(r.spill_bytes_measured())});
-  std::cout << format_table({"group", "kind", "kernels", "regs_est", "regs_nvrtc", "spill_est_B", "spill_nvrtc_B/thread"},
+  std::cout << format_table({"group", "kind", "route", "kernels", "regs_est", "regs_nvrtc", "spill_est_B", "spill_nvrtc_B/thread"},
                             rows);
   if (output.empty()) return;
   std::string stem = output.size() > 5 && output.ends_with(".json") ? output.substr(0, output.size() - 5) : output;
@@ -104,7 +105,8 @@ void run_search(const SearchArgs& a) {
     std::cout << "measured registers: the search compiled " << during.asked
               << " candidate groups whose estimate constrained them (" << during.compiled << " NVRTC compiles, "
               << during.cache_hits << " cache hits, " << during.failed << " not compilable"
-              << (during.first_failure.empty() ? "" : ": " + during.first_failure) << "); the plan is priced with "
+              << (during.first_failure.empty() ? "" : ": " + during.first_failure) << "; " << during.library
+              << " left to cuBLASLt/cuDNN keep the estimate); the plan is priced with "
               << "NVRTC's registers/spills (" << changed << " of " << plan.costs.size()
               << " groups differ from the estimate)\n";
   }

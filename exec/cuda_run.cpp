@@ -356,15 +356,15 @@ CudaRunResult run_plan_cuda(const Graph& g, const Plan& plan, const DeviceSpec& 
   std::vector<cuda::CudaGroupSource> srcs;
   // Canonical sources: one module per group, so identical groups of other
   // plans (strategies) hit the NVRTC cache.
-  if (o.library.cublaslt) {
-    std::string why;
-    if (!cublaslt_available(&why)) throw Error("cuBLASLt enabled but unavailable: " + why);
-  }
-  if (o.library.cudnn) {
-    std::string why;
-    if (!cudnn_available(&why)) throw Error("cuDNN enabled but unavailable: " + why);
-  }
   auto table = cuda::measure_plan(g, plan, target, no, &cubins, &srcs, /*canonical=*/true, o.library);
+  // Only the libraries some group calls must load.
+  for (const auto& t : table) {
+    std::string why;
+    if (t.lowering.route == cuda::GroupLowering::Route::cublaslt && !cublaslt_available(&why))
+      throw Error("cuBLASLt unavailable: " + why + " (CudaRunOptions::library = LibraryOptions::none() emits every GEMM)");
+    if (t.lowering.route == cuda::GroupLowering::Route::cudnn && !cudnn_available(&why))
+      throw Error("cuDNN unavailable: " + why + " (CudaRunOptions::library = LibraryOptions::none() emits every conv)");
+  }
 
   // One buffer per tensor (sources and every primitive: scratch included).
   Resources res;

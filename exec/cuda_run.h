@@ -30,16 +30,20 @@ struct CudaRunOptions {
   int warmup = 2;
   int repeat = 20;        // timed runs of the whole plan; median reported
   bool allow_fma = false;
-  bool verify = true;     // compare with run_reference (CPU; slow on large models)
+  bool verify = true;     // max_rel_error vs run_reference (CPU; slow on large models); never a bit comparison
   bool time_groups = false;  // also time each group alone (median of `repeat`)
-  /// Library mode (emit/cuda/lowering.h has the rule): contraction groups
-  /// run cublasLtMatmul (`cublaslt`; cuBLASLt's fused BIAS/RELU/GELU
-  /// epilogues only with `fused_epilogue`) or cudnnConvolutionForward
-  /// (`cudnn`), plus one emitted kernel for the rest of the group. Without
-  /// fused_epilogue a fused and an unfused plan make the same library call:
-  /// bit-identical to each other, though not to the all-emitted default
-  /// (other summation order). Libraries are loaded with dlopen; Error when
-  /// one that is enabled cannot be loaded. Default: all off (emitted kernels).
+  /// How contraction groups run (emit/cuda/lowering.h has the rule).
+  /// Default: cublasLtMatmul for MatMul and cudnnConvolutionForward for
+  /// Conv, plus emitted prologue/epilogue kernels for the rest of the group;
+  /// a fused and an unfused plan make the same library calls, so they are
+  /// bit-identical to each other, not to the CPU reference (another
+  /// summation order: `max_rel_error` is reported for callers to bound,
+  /// docs/numerics.md).
+  /// Shapes a library refuses run the emitted fallback. `fused_epilogue`
+  /// adds cuBLASLt's BIAS/RELU/GELU epilogues (other rounding, tolerance
+  /// only); LibraryOptions::none() emits every GEMM/conv in the CPU's k
+  /// order. Libraries are loaded with dlopen; Error when one that a group
+  /// calls cannot be loaded.
   cuda::LibraryOptions library;
 };
 
@@ -49,7 +53,7 @@ struct CudaRunResult {
   double max_rel_error = 0;               // vs run_reference over all graph outputs (verify)
   int64_t launches = 0;
   std::vector<double> group_median_us;    // time_groups: per plan group, its launches alone
-  int64_t library_calls = 0;              // library mode: cuBLASLt / cuDNN calls per plan run
+  int64_t library_calls = 0;              // cuBLASLt / cuDNN calls per plan run
 };
 
 /// Whether libcublasLt can be loaded here (never throws); `reason` when not.

@@ -132,9 +132,11 @@ std::vector<GroupResources> measure_plan(const Graph& g, const Plan& plan, const
   return t;
 }
 
-ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<OracleStats> stats) {
+ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<OracleStats> stats,
+                                     const LibraryOptions& lib) {
   struct State {
     NvrtcOptions opts;
+    LibraryOptions lib;
     std::shared_ptr<OracleStats> stats;
     std::mutex mu;
     std::map<std::string, std::optional<MeasuredResources>> by_group;   // node-set key
@@ -142,6 +144,7 @@ ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<Orac
   };
   auto st = std::make_shared<State>();
   st->opts = o;
+  st->lib = lib;
   st->stats = stats ? std::move(stats) : std::make_shared<OracleStats>();
   return [st](const Graph& g, const Group& grp, const DeviceSpec& d) -> std::optional<MeasuredResources> {
     std::string key = std::string(to_string(grp.kind)) + ":";
@@ -152,6 +155,11 @@ ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<Orac
     if (opaque_member(g, grp) != kNoNode) return std::nullopt;  // no kernel of ours: keep the estimate
     std::lock_guard<std::mutex> lock(st->mu);
     if (auto it = st->by_group.find(key); it != st->by_group.end()) return it->second;
+    if (lower_group(g, grp, st->lib).library()) {  // a library kernel, not ours: keep the estimate
+      ++st->stats->library;
+      st->by_group.emplace(std::move(key), std::nullopt);
+      return std::nullopt;
+    }
     ++st->stats->asked;
     std::optional<MeasuredResources> out;
     try {
@@ -204,6 +212,7 @@ std::string resources_json(const std::vector<GroupResources>& t, const DeviceSpe
     e["spill_bytes_measured"] = r.spill_bytes_measured();
     if (r.skipped()) e["note"] = r.note;
     if (r.lowering.library()) e["library"] = {{"route", to_string(r.lowering.route)}, {"call", r.lowering.why}};
+    if (r.lowering.route == GroupLowering::Route::fallback) e["fallback"] = r.lowering.why;
     if (!r.library.epilogue.empty())
       e["cublaslt"] = {{"epilogue", r.library.epilogue}, {"covered", r.library.covered},
                        {"remaining", r.library.remaining}};
@@ -226,7 +235,7 @@ std::string resources_markdown(const std::vector<GroupResources>& t, const Devic
   os << "# CUDA resources: " << d.name << " (" << o.arch << ", " << (o.allow_fma ? "-fmad=true" : "-fmad=false")
      << ", NVRTC " << nvrtc_version() << ")\n\n";
   os << "| group | kind | last primitive | kernels | shape | regs est. | regs NVRTC | spill est. (B) | spill NVRTC (B) "
-        "| stack (B) | smem (B) | cuBLASLt epilogue +remaining / library call |\n";
+        "| stack (B) | smem (B) | library call / emitted fallback / cuBLASLt epilogue +remaining |\n";
   os << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : t) {
     int stack = 0, smem = 0;
@@ -247,8 +256,8 @@ std::string resources_markdown(const std::vector<GroupResources>& t, const Devic
     os << "| " << r.group_id << " | " << r.kind << " | `" << name << "` | " << r.launches.size() << " | " << shapes
        << " | " << r.regs_estimate << " | " << r.regs_measured() << " | " << r.spill_estimate_bytes << " | "
        << r.spill_bytes_measured() << " | " << stack << " | " << smem << " | "
-       << (r.lowering.library() ? r.lowering.why
-                                : r.library.epilogue.empty()
+       << (r.lowering.library() || r.lowering.route == GroupLowering::Route::fallback ? r.lowering.why
+           : r.library.epilogue.empty()
                                       ? std::string("-")
                                       : r.library.epilogue + " +" + std::to_string(r.library.remaining))
        << " |\n";

@@ -72,6 +72,7 @@ struct OracleStats {
   int compiled = 0;    // NVRTC compilations (cache misses)
   int cache_hits = 0;  // sources found in the NVRTC cache
   int failed = 0;      // groups the printer or NVRTC could not handle (estimate kept)
+  int library = 0;     // groups a library call runs (lower_group; estimate kept, nothing compiled)
   std::string first_failure;
 };
 
@@ -80,8 +81,14 @@ struct OracleStats {
 /// depends only on the group), compiles it with NVRTC under `o` (cached by
 /// source hash on disk, memoised in memory) and returns the ptxas registers
 /// (max over the group's launches), spill stores+loads and static shared
-/// memory. Groups it cannot print or compile return nullopt. Thread-safe.
-ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<OracleStats> stats = nullptr);
+/// memory. Groups it cannot print or compile return nullopt. So do groups
+/// `lib` leaves to a library call (lower_group): their contraction runs in
+/// cuBLASLt's/cuDNN's kernel, whose registers are not ours to measure, and
+/// the estimate (costmodel/registers.cpp: a 128x128-tile GEMM) models such
+/// a kernel. Emitted and fallback contraction groups are compiled as
+/// printed. Thread-safe.
+ResourceOracle nvrtc_resource_oracle(const NvrtcOptions& o, std::shared_ptr<OracleStats> stats = nullptr,
+                                     const LibraryOptions& lib = {});
 
 std::string resources_json(const std::vector<GroupResources>& t, const DeviceSpec& d, const NvrtcOptions& o);
 std::string resources_markdown(const std::vector<GroupResources>& t, const DeviceSpec& d, const NvrtcOptions& o);

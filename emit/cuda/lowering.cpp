@@ -20,6 +20,7 @@ const char* to_string(GroupLowering::Route r) {
   switch (r) {
     case GroupLowering::Route::cublaslt: return "cublaslt";
     case GroupLowering::Route::cudnn: return "cudnn";
+    case GroupLowering::Route::fallback: return "emitted-fallback";
     default: return "emitted";
   }
 }
@@ -206,20 +207,30 @@ GroupLowering lower_group(const Graph& g, const Group& grp, const LibraryOptions
   GroupLowering l;
   auto emitted = [&](std::string why) {
     l = GroupLowering{};
-    l.why = std::move(why);
+    l.why = "emitted: " + std::move(why);
     return l;
   };
-  if (!o.any()) return emitted("emitted: no library enabled");
-  if (grp.kind != GroupKind::contraction) return emitted("emitted: not a contraction group");
+  // A contraction an enabled library refuses.
+  auto fallback = [&](std::string why) {
+    l = GroupLowering{};
+    l.route = GroupLowering::Route::fallback;
+    l.why = "emitted fallback: " + std::move(why);
+    return l;
+  };
+  if (!o.any()) return emitted("no library enabled");
+  if (grp.kind != GroupKind::contraction) return emitted("not a contraction group");
   int n_mm = 0, n_conv = 0;
   NodeId mm = only_member(g, grp, Op::MatMul, &n_mm);
   NodeId cv = only_member(g, grp, Op::Conv, &n_conv);
-  if (n_mm + n_conv != 1) return emitted("emitted: " + std::to_string(n_mm + n_conv) + " contractions in the group");
+  if (n_mm + n_conv == 0)
+    for (NodeId n : grp.nodes)
+      if (g.node(n).op_class == OpClass::contraction) return fallback(g.node(n).op + " has no library route");
+  if (n_mm + n_conv != 1) return fallback(std::to_string(n_mm + n_conv) + " contractions in the group");
   if (mm != kNoNode) {
-    if (!o.cublaslt) return emitted("emitted: cuBLASLt not enabled");
+    if (!o.cublaslt) return emitted("cuBLASLt not enabled");
     LibraryMatch m = match_cublaslt(g, grp);
-    if (m.epilogue.empty()) return emitted("emitted: MatMul is not f32 with a 2-D B");
-    if (m.out == kNoNode) return emitted("emitted: MatMul with transposed A");
+    if (m.epilogue.empty()) return fallback("MatMul is not f32 with a 2-D B");
+    if (m.out == kNoNode) return fallback("MatMul with transposed A");
     if (!o.fused_epilogue || !chain_closed(g, grp, m.covered_nodes, m.out)) {
       m.epilogue = "DEFAULT";
       m.bias = kNoNode;
@@ -236,23 +247,23 @@ GroupLowering lower_group(const Graph& g, const Group& grp, const LibraryOptions
             std::to_string(m.K) + (m.trans_b ? " (B transposed)" : "") + parts_str(l);
     return l;
   }
-  if (!o.cudnn) return emitted("emitted: cuDNN not enabled");
+  if (!o.cudnn) return emitted("cuDNN not enabled");
   const Primitive& p = g.node(cv);
   auto ops = g.operands(cv);
-  if (ops.size() != 2) return emitted("emitted: Conv with " + std::to_string(ops.size()) + " operands");
+  if (ops.size() != 2) return fallback("Conv with " + std::to_string(ops.size()) + " operands");
   if (p.out.dtype != DType::f32 || g.node(ops[0]).out.dtype != DType::f32 || g.node(ops[1]).out.dtype != DType::f32)
-    return emitted("emitted: Conv is not f32");
+    return fallback("Conv is not f32");
   const auto& xs = g.node(ops[0]).out.shape;
   const auto& ws = g.node(ops[1]).out.shape;
   const auto& ys = p.out.shape;
   const int sr = static_cast<int>(ys.size()) - 2;
   if (sr < 1 || sr > 3 || xs.size() != ys.size() || ws.size() != ys.size())
-    return emitted("emitted: Conv with " + std::to_string(sr) + " spatial dims");
+    return fallback("Conv with " + std::to_string(sr) + " spatial dims");
   WindowParams w = window_params(p, sr);
   for (int q = 0; q < sr; ++q)
-    if (w.pads[q] != w.pads[sr + q]) return emitted("emitted: Conv with asymmetric padding (cuDNN pads symmetrically)");
+    if (w.pads[q] != w.pads[sr + q]) return fallback("Conv with asymmetric padding (cuDNN pads symmetrically)");
   for (int64_t d : xs)
-    if (d > (int64_t{1} << 31) - 1) return emitted("emitted: Conv dims exceed int");
+    if (d > (int64_t{1} << 31) - 1) return fallback("Conv dims exceed int");
   ConvMatch c;
   c.x = ops[0];
   c.w = ops[1];

@@ -1,15 +1,12 @@
-// How each group of a plan runs on the GPU: as emitted kernels (the
-// default), or as one library call (cuBLASLt GEMM, cuDNN convolution) with
-// at most one emitted kernel before it (the group's fused prologue) and one
-// after it (the whole fused epilogue). Plain C++: decided and printed
-// without a GPU; exec/cuda_run.cpp makes the calls.
+// How each group of a plan runs on the GPU: as emitted kernels, or as one
+// library call (cuBLASLt GEMM, cuDNN convolution) with at most one emitted
+// kernel before it (the group's fused prologue) and one after it (the whole
+// fused epilogue). Plain C++: decided and printed without a GPU;
+// exec/cuda_run.cpp makes the calls.
 //
-// The rule (lower_group):
-//  1. Library options all off (default): every group is emitted; GEMM and
-//     convolution are computed per output element in the CPU reference's
-//     order, so every plan of a model is bit-identical to the unfused plan
-//     (and rounds like the CPU reference up to libm).
-//  2. `cublaslt`: a contraction group whose contraction is one f32 MatMul
+// The rule (lower_group), under the default LibraryOptions (cuBLASLt and
+// cuDNN on, cuBLASLt's fused epilogues off):
+//  1. `cublaslt`: a contraction group whose contraction is one f32 MatMul
 //     with a 2-D B (A's leading dims fold into M, A not transposed, B
 //     possibly transposed) runs cublasLtMatmul with the DEFAULT epilogue
 //     writing the MatMul's output; every primitive after it is one emitted
@@ -19,19 +16,31 @@
 //     (same M, N, K, layouts, first heuristic algorithm with split-K
 //     reduction schemes excluded) on the same values: bit-identical across
 //     plans on one GPU.
-//  3. `cublaslt` + `fused_epilogue`: as 2, but the primitives right after the
-//     GEMM that cuBLASLt's epilogues compute (BIAS, RELU, RELU_BIAS, tanh
-//     GELU, GELU_BIAS: match_cublaslt) go into the call; only the rest is the
-//     epilogue kernel. Other rounding (cuBLASLt's GELU, per-epilogue
-//     algorithms): verified by tolerance, not bit identity.
-//  4. `cudnn`: a contraction group whose contraction is one f32 Conv with 1-3
+//  2. `cudnn`: a contraction group whose contraction is one f32 Conv with 1-3
 //     spatial dims and symmetric padding runs cudnnConvolutionForward
 //     (IMPLICIT_GEMM, FMA math: no TF32, deterministic) writing the Conv's
-//     output, with the prologue/epilogue kernels of 2 (cuDNN's fused
+//     output, with the prologue/epilogue kernels of 1 (cuDNN's fused
 //     bias/activation is not used). Bit-identical across plans on one GPU.
-//  Everything else (non-contraction groups, batched MatMul with a 3-D+ B,
-//  transposed A, asymmetric padding, non-f32, two contractions in a group)
-//  stays emitted; `why` says which condition failed.
+//  3. `fused_epilogue` (opt-in): as 1, but the primitives right after the
+//     GEMM that cuBLASLt's epilogues compute (BIAS, RELU, RELU_BIAS, tanh
+//     GELU, GELU_BIAS: match_cublaslt) go into the call; only the rest is the
+//     epilogue kernel. None of them is provably the same bits as the DEFAULT
+//     call plus the emitted epilogue, so none is on by default. BIAS's add
+//     (alpha = 1, beta = 0: acc + bias[n], one f32 rounding) would round
+//     like the emitted Add, but the heuristic is asked per epilogue and may
+//     pick another algorithm (another accumulation order) than the unfused
+//     plan's DEFAULT call; cuBLASLt documents RELU only as max(x, 0), while
+//     the emitted fprt::relu is `x < 0 ? 0 : x` (relu(-0) = -0, relu(NaN) =
+//     NaN, where a max may give +0 and 0); the GELU epilogues are tanh
+//     approximations. Verified by tolerance, not bit identity.
+//  4. Emitted: non-contraction groups, and every group when LibraryOptions
+//     are none() (`--library none`: GEMM and convolution computed per output
+//     element, k ascending, docs/cuda.md). A contraction
+//     group whose contraction an enabled library refuses (batched MatMul
+//     with a 3-D+ B, transposed A, asymmetric padding, non-f32, more than one
+//     contraction in the group, more than 3 spatial dims) is the *fallback*
+//     (Route::fallback): emitted the same way, labelled "emitted fallback:
+//     <reason>" in `why`.
 #pragma once
 
 #include <string>
@@ -43,13 +52,17 @@
 
 namespace fuseplan::cuda {
 
-/// Which libraries contraction groups may use. All off by default.
+/// Which libraries contraction groups use. Default: MatMul through cuBLASLt
+/// and Conv through cuDNN, without cuBLASLt's fused epilogues (the rule
+/// above); none() emits every group.
 struct LibraryOptions {
-  bool cublaslt = false;        // MatMul through cublasLtMatmul (case 2 above)
+  bool cublaslt = true;         // MatMul through cublasLtMatmul (case 1 above)
   bool fused_epilogue = false;  // with cublaslt: cuBLASLt's fused epilogues (case 3 above)
-  bool cudnn = false;           // Conv through cudnnConvolutionForward (case 4 above)
+  bool cudnn = true;            // Conv through cudnnConvolutionForward (case 2 above)
+  /// Every GEMM and convolution emitted (case 4; `--library none`).
+  static LibraryOptions none() { return {false, false, false}; }
   bool any() const { return cublaslt || cudnn; }
-  /// "emitted", "cublaslt", "cublaslt+fused-epilogue", "cudnn", "cublaslt+cudnn", ...
+  /// "emitted", "cublaslt", "cublaslt+fused-epilogue", "cudnn", "cublaslt+cudnn" (the default), ...
   std::string str() const;
 };
 
@@ -86,9 +99,12 @@ struct ConvMatch {
 
 /// How one group runs (rule in the file comment).
 struct GroupLowering {
-  enum class Route { emitted, cublaslt, cudnn };
+  /// emitted: not a contraction group, or no library enabled for it;
+  /// fallback: a contraction group an enabled library refuses, emitted.
+  enum class Route { emitted, fallback, cublaslt, cudnn };
   Route route = Route::emitted;
-  /// One line: what the library call computes, or why the group stays emitted.
+  /// One line: what the library call computes, or why the group is emitted
+  /// ("emitted: ..." or, for the fallback, "emitted fallback: ...").
   std::string why;
   LibraryMatch gemm;  // route cublaslt: the call (epilogue "DEFAULT" unless case 3 matched)
   ConvMatch conv;     // route cudnn
@@ -104,8 +120,9 @@ struct GroupLowering {
   /// or reduction when it holds one) run after the call; `nodes` empty: no
   /// epilogue kernel.
   Group epilogue;
-  bool library() const { return route != Route::emitted; }
+  bool library() const { return route == Route::cublaslt || route == Route::cudnn; }
 };
+/// "emitted", "emitted-fallback", "cublaslt", "cudnn".
 const char* to_string(GroupLowering::Route r);
 
 /// Applies the rule to grp. Never throws for a group the printer can print.

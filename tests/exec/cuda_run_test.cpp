@@ -140,7 +140,8 @@ TEST(Cublaslt, MatchNamesTheOperandsOfAFullyCoveredGroup) {
   EXPECT_EQ(m.K, 64);
 }
 
-// Performance mode: the same group through cublasLtMatmul. Another summation
+// The same group as the emitted per-element GEMM (--library none) and through
+// cublasLtMatmul with its RELU_BIAS epilogue (opt-in). Another summation
 // order, so the check is the float32 error bound of a K-term dot product
 // (each order within gamma_K * sum|a*b| of the exact value, gamma_K ~ K * 2^-24):
 // |lib - emitted| <= 2 * K * 2^-24 * (sum_k |x_ik * w_kj| + |b_j|).
@@ -154,7 +155,7 @@ TEST(GpuRun, CublasltReluBiasEpilogueMatchesTheEmittedGemmWithinTheDotProductBou
   auto src = make_source_data(g);
   Plan plan = cudatest::one_group(g, d);
   CudaRunOptions emitted, lib;
-  lib.library.cublaslt = true;
+  emitted.library = cuda::LibraryOptions::none();
   lib.library.fused_epilogue = true;
   auto a = run_plan_cuda(g, plan, d, src, emitted);
   auto b = run_plan_cuda(g, plan, d, src, lib);
@@ -176,7 +177,7 @@ TEST(GpuRun, CublasltReluBiasEpilogueMatchesTheEmittedGemmWithinTheDotProductBou
   std::printf("emitted %.1f us, cuBLASLt %.1f us\n", a.median_us, b.median_us);
 }
 
-// Library mode (emit/cuda/lowering.h): a prologue (ReLU) fused before the
+// The library route (emit/cuda/lowering.h, the default): a prologue (ReLU) fused before the
 // first GEMM, bias + sigmoid epilogues after both. Fused: 2 groups; unfused:
 // one primitive per group.
 const char* kMlp = R"(<ir_version: 8, opset_import: ["" : 17]>
@@ -204,8 +205,7 @@ TEST(LibraryMode, MlpGroupsLowerToPrologueGemmEpilogue) {
   Graph g = cudatest::model(kMlp, {{"M", 128}, {"K", 256}, {"H", 192}, {"N", 64}});
   DeviceSpec d = load_device("h200");
   auto [fused, unfused] = mlp_plans(g, d);
-  cuda::LibraryOptions lib;
-  lib.cublaslt = true;
+  const cuda::LibraryOptions lib;  // the default
   auto src = cuda::plan_sources(g, fused, d, true, lib);
   ASSERT_EQ(src.size(), 2u);
   EXPECT_EQ(src[0].launches.size(), 2u);  // prologue (ReLU), epilogue (bias + sigmoid)
@@ -225,8 +225,7 @@ TEST(GpuRun, LibraryGemmWithPrologueAndEpilogueKernelsIsBitIdenticalAcrossPlans)
   DeviceSpec d = load_device("h200");
   auto src = make_source_data(g);
   auto [fused, unfused] = mlp_plans(g, d);
-  CudaRunOptions lib;
-  lib.library.cublaslt = true;
+  CudaRunOptions lib;  // the default: cuBLASLt, DEFAULT epilogue
   auto a = run_plan_cuda(g, fused, d, src, lib);
   auto b = run_plan_cuda(g, unfused, d, src, lib);
   EXPECT_EQ(a.library_calls, 2);
@@ -265,11 +264,11 @@ TEST(GpuRun, CudnnConvPlusEpilogueKernelIsBitIdenticalAcrossPlans) {
   std::vector<std::vector<NodeId>> parts;
   for (NodeId n : cudatest::computed(g)) parts.push_back({n});
   Plan unfused = make_plan(g, d, parts, "unfused");
-  CudaRunOptions lib;
-  lib.library.cudnn = true;
+  CudaRunOptions lib, emitted;  // the default: cuDNN
+  emitted.library = cuda::LibraryOptions::none();
   auto a = run_plan_cuda(g, fused, d, src, lib);
   auto b = run_plan_cuda(g, unfused, d, src, lib);
-  auto e = run_plan_cuda(g, fused, d, src);  // emitted direct convolution
+  auto e = run_plan_cuda(g, fused, d, src, emitted);  // emitted direct convolution
   EXPECT_EQ(a.library_calls, 1);
   EXPECT_EQ(b.library_calls, 1);
   EXPECT_EQ(a.launches, 2);  // cuDNN conv + one epilogue kernel (bias + sigmoid)

@@ -9,16 +9,17 @@
 #   3. every CUDA test (NVRTC compilation of every group of every strategy's
 #      plan of the shared cases, examples and small shared models; on the GPU:
 #      fused vs unfused bit-identity, max relative error vs the CPU
-#      reference, example timings, and library mode (emit/cuda/lowering.h):
-#      cuBLASLt GEMM with a prologue and an epilogue kernel, cuBLASLt fused
-#      epilogues, cuDNN conv + epilogue kernel, each fused vs unfused)
+#      reference, example timings, and the library route (the default,
+#      emit/cuda/lowering.h): cuBLASLt GEMM with a prologue and an epilogue
+#      kernel, cuBLASLt fused epilogues, cuDNN conv + epilogue kernel, each
+#      fused vs unfused, and the emitted GEMM/conv of --library none)
 #   4. test_gpu: a 1 GiB device-to-device copy (bandwidth ceiling), then every
-#      shared model at batch 1 and 64, every strategy's plan timed (CUDA
-#      events, median of 20), outputs compared with the unfused plan, fused
-#      memory-bound kernels against the copy bandwidth (target >= 85%) and
-#      whether `cost` is fastest; then unfused and cost in library mode
-#      (cuBLASLt + cuDNN + epilogue kernels, bit-identical to each other) and
-#      cost with cuBLASLt's fused epilogues; written after every model, so a
+#      shared model at batch 1 and 64, every strategy's plan timed under the
+#      default library route (CUDA events, median of 20), outputs compared
+#      with the unfused plan, fused memory-bound kernels against the copy
+#      bandwidth (target >= 85%) and whether `cost` is fastest; then unfused
+#      and cost with --library none (emitted GEMM/conv, bit-identical to each
+#      other) and cost with cuBLASLt's fused epilogues; written after every model, so a
 #      timeout keeps what was measured
 # Results: results/gpu-<device>.md (device = the device config the GPU maps
 # to, e.g. gpu-h200.md), logs and the test timings in results/gpu/.
@@ -33,7 +34,7 @@ TOTAL_S=${TOTAL_S:-470}
 LOGS=$ROOT/results/gpu
 mkdir -p "$LOGS"
 export FUSEPLAN_CACHE_DIR=${FUSEPLAN_CACHE_DIR:-$BUILD/nvrtc-cache}
-# libcublasLt / libcudnn are loaded with dlopen (library mode): the toolkit's libraries on the loader path.
+# libcublasLt / libcudnn are loaded with dlopen (the default library route): the toolkit's libraries on the loader path.
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 START=$SECONDS
 left() { echo $((TOTAL_S - (SECONDS - START))); }
@@ -75,7 +76,7 @@ step configure 90 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFUSE
 step build $(( $(left) < 260 ? $(left) : 260 )) cmake --build "$BUILD" -j "$JOBS" --target test_exec test_emit test_gpu || {
   echo "build failed"; grep -m5 -E "error|Error" "$LOGS/build.log"; exit 1; }
 
-# 3. CUDA tests. 3a: the ones that touch the GPU (runner, library mode,
+# 3. CUDA tests. 3a: the ones that touch the GPU (runner, library route,
 # cuDNN descriptors), first, so they always run; the example timings go to
 # results/gpu/timings.md. 3b: the rest (NVRTC compilation of every group of
 # every strategy's plan; also run on the development machines) under what is

@@ -1,6 +1,7 @@
-// The contraction rule of emit/cuda/lowering.h, checked without a GPU: which
-// groups go to cuBLASLt with a fused epilogue, which to "library GEMM / cuDNN
-// conv + one emitted epilogue kernel", which stay emitted kernels; the
+// The contraction rule of emit/cuda/lowering.h, checked without a GPU: the
+// default options pick "library GEMM / cuDNN conv + one emitted epilogue
+// kernel", shapes the libraries refuse are the labelled emitted fallback,
+// which groups go to cuBLASLt with a fused epilogue (opt-in); the
 // epilogue kernels compile through NVRTC; fused and unfused plans issue the
 // same library calls; cuDNN's descriptors reproduce the graph's Conv shapes.
 // The GPU runs of these paths are in gpu_run_test.cpp (skip without a device).
@@ -11,6 +12,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -33,12 +35,8 @@ using Route = cuda::GroupLowering::Route;
 
 DeviceSpec h200() { return load_device("h200"); }
 
-cuda::LibraryOptions gemm_only() {
-  cuda::LibraryOptions o;
-  o.cublaslt = true;
-  o.cudnn = true;
-  return o;
-}
+// The default: cuBLASLt (DEFAULT epilogue) and cuDNN.
+cuda::LibraryOptions gemm_only() { return {}; }
 cuda::LibraryOptions fused_epi() {
   cuda::LibraryOptions o = gemm_only();
   o.fused_epilogue = true;
@@ -83,6 +81,11 @@ m (float[1, 8, 16, 16] x, float[8, 8, 3, 3] w) => (float[1, 8, 8, 8] y) {
   c = Conv<pads = [0, 0, 1, 1], strides = [2, 2]>(x, w)
   y = Relu(c)
 })";
+const char* kGemmTransA = R"(<ir_version: 8, opset_import: ["" : 17]>
+m (float[64, M] x, float[64, 32] w) => (float[M, 32] y) {
+  mm = Gemm<transA = 1>(x, w)
+  y = Relu(mm)
+})";
 const char* kConv1d = R"(<ir_version: 8, opset_import: ["" : 17]>
 m (float[2, 8, 50] x, float[16, 8, 5] w) => (float[2, 16, 25] y) {
   c = Conv<pads = [2, 2], strides = [2], dilations = [1]>(x, w)
@@ -111,17 +114,73 @@ std::vector<std::string> names(const Graph& g, const std::vector<NodeId>& ns) {
   return v;
 }
 
-TEST(LibraryLowering, DefaultEmitsEveryGroupWithTheSameSource) {
+// Regression (issue 31): the default options take the library route, for
+// the lowering, the sources and the resource table alike.
+TEST(LibraryLowering, DefaultOptionsPickTheLibraryRoute) {
+  {
+    Graph g = model(kGemmBiasRelu, {{"M", 64}});
+    Plan p = one_group(g, h200());
+    auto l = cuda::lower_group(g, p.groups[0], {});
+    EXPECT_EQ(l.route, Route::cublaslt) << l.why;
+    EXPECT_EQ(l.gemm.epilogue, "DEFAULT");  // cuBLASLt's fused epilogues stay opt-in
+    auto a = cuda::plan_sources(g, p, h200());
+    ASSERT_EQ(a[0].launches.size(), 1u);
+    EXPECT_EQ(a[0].launches[0].shape, "elem");  // the epilogue kernel, no GEMM loop
+    EXPECT_NE(a[0].source.find("// library: cublasLtMatmul DEFAULT 64x128x256"), std::string::npos);
+    auto t = cuda::measure_plan(g, p, h200(), opts());
+    EXPECT_EQ(t[0].lowering.route, Route::cublaslt);
+  }
+  {
+    Graph g = model(kConvBiasRelu);
+    EXPECT_EQ(lower(g, {}).route, Route::cudnn);
+  }
+}
+
+// `--library none`: every group emitted, GEMM per output element; not a fallback.
+TEST(LibraryLowering, NoneEmitsEveryGroup) {
   Graph g = model(kGemmBiasRelu, {{"M", 64}});
   Plan p = one_group(g, h200());
-  auto l = cuda::lower_group(g, p.groups[0], {});
+  auto l = cuda::lower_group(g, p.groups[0], cuda::LibraryOptions::none());
   EXPECT_EQ(l.route, Route::emitted);
   EXPECT_EQ(l.why, "emitted: no library enabled");
-  auto a = cuda::plan_sources(g, p, h200());
-  auto b = cuda::plan_sources(g, p, h200(), false, cuda::LibraryOptions{});
-  EXPECT_EQ(a[0].source, b[0].source);
-  EXPECT_EQ(a[0].launches.size(), 1u);
+  auto a = cuda::plan_sources(g, p, h200(), false, cuda::LibraryOptions::none());
+  ASSERT_EQ(a[0].launches.size(), 1u);
   EXPECT_EQ(a[0].launches[0].shape, "elem/MatMul");
+  EXPECT_EQ(a[0].source.find("// library:"), std::string::npos);
+}
+
+// Regression (issue 31): shapes the libraries refuse under the default
+// options run the emitted kernels, labelled as the fallback with the reason,
+// in the lowering, resources.json and resources.md.
+TEST(LibraryLowering, RefusedShapesFallBackToEmittedKernelsWithTheirLabel) {
+  struct Case {
+    const char* text;
+    std::map<std::string, int64_t> dims;
+    std::string why;
+  };
+  for (const Case& c : {Case{kConvAsym, {}, "emitted fallback: Conv with asymmetric padding (cuDNN pads symmetrically)"},
+                        Case{kGemmTransA, {{"M", 48}}, "emitted fallback: MatMul with transposed A"},
+                        Case{kBatched, {{"M", 32}}, "emitted fallback: MatMul is not f32 with a 2-D B"}}) {
+    Graph g = model(c.text, c.dims);
+    SCOPED_TRACE(c.why);
+    Plan p = one_group(g, h200());
+    ASSERT_EQ(p.groups[0].kind, GroupKind::contraction);
+    auto l = cuda::lower_group(g, p.groups[0], {});
+    EXPECT_EQ(l.route, Route::fallback);
+    EXPECT_FALSE(l.library());
+    EXPECT_EQ(l.why, c.why);
+    EXPECT_STREQ(cuda::to_string(l.route), "emitted-fallback");
+    // The emitted kernels, exactly as under --library none.
+    EXPECT_EQ(cuda::plan_sources(g, p, h200())[0].source,
+              cuda::plan_sources(g, p, h200(), false, cuda::LibraryOptions::none())[0].source);
+    auto t = cuda::measure_plan(g, p, h200(), opts());
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_FALSE(t[0].launches.empty());
+    auto j = nlohmann::json::parse(cuda::resources_json(t, h200(), opts()));
+    EXPECT_EQ(j["groups"][0]["fallback"], c.why);
+    EXPECT_FALSE(j["groups"][0].contains("library"));
+    EXPECT_NE(cuda::resources_markdown(t, h200(), opts()).find(c.why), std::string::npos);
+  }
 }
 
 // The cublaslt route (cuBLASLt without fused epilogues): DEFAULT GEMM writes the MatMul's
@@ -229,24 +288,28 @@ TEST(LibraryLowering, GemmWithTransposedBGoesToCublasLt) {
 TEST(LibraryLowering, WhatStaysEmittedSaysWhy) {
   {
     Graph g = model(kBatched, {{"M", 32}});
-    EXPECT_EQ(lower(g, fused_epi()).why, "emitted: MatMul is not f32 with a 2-D B");
+    EXPECT_EQ(lower(g, fused_epi()).why, "emitted fallback: MatMul is not f32 with a 2-D B");
   }
   {
     Graph g = model(kConvAsym);
-    EXPECT_EQ(lower(g, fused_epi()).why, "emitted: Conv with asymmetric padding (cuDNN pads symmetrically)");
+    EXPECT_EQ(lower(g, fused_epi()).why, "emitted fallback: Conv with asymmetric padding (cuDNN pads symmetrically)");
   }
   {
     Graph g = model(kGemmBiasRelu, {{"M", 64}});
-    cuda::LibraryOptions dnn_only;
+    cuda::LibraryOptions dnn_only = cuda::LibraryOptions::none();
     dnn_only.cudnn = true;
-    EXPECT_EQ(lower(g, dnn_only).why, "emitted: cuBLASLt not enabled");
+    auto l = lower(g, dnn_only);
+    EXPECT_EQ(l.route, Route::emitted);  // not enabled: a choice, not a fallback
+    EXPECT_EQ(l.why, "emitted: cuBLASLt not enabled");
   }
   {
     Graph g = model(R"(<ir_version: 8, opset_import: ["" : 17]>
 m (float[N, C] x) => (float[N, C] y) {
   y = Softmax<axis = -1>(x)
 })", {{"N", 8}, {"C", 64}});
-    EXPECT_EQ(lower(g, fused_epi()).why, "emitted: not a contraction group");
+    auto l = lower(g, fused_epi());
+    EXPECT_EQ(l.route, Route::emitted);
+    EXPECT_EQ(l.why, "emitted: not a contraction group");
   }
 }
 
@@ -379,27 +442,36 @@ std::pair<std::string, std::string> write_gemm_model_and_plan(const std::filesys
   return {model, plan};
 }
 
-// fuseplan emit --library all: the contraction group's .cu holds only its
-// epilogue kernel, the resource table names the call; a bad value is exit 2.
+// fuseplan emit (default --library all): the contraction group's .cu holds
+// only its epilogue kernel, the resource table names the call; --library none
+// emits the GEMM; a bad value is exit 2.
 TEST(LibraryLowering, CliEmitLibraryWritesEpilogueKernelsAndNamesTheCall) {
   if (!std::filesystem::exists(FUSEPLAN_BINARY)) GTEST_SKIP() << "no fuseplan binary at " << FUSEPLAN_BINARY;
   auto dir = std::filesystem::path(cudatest::test_cache_dir()) / "cli-library";
   const auto [model, plan] = write_gemm_model_and_plan(dir);
   ASSERT_TRUE(std::filesystem::exists(plan));
-  ASSERT_EQ(run_cli("emit '" + plan + "' '" + model + "' --backend cuda --library all -o '" + (dir / "lib").string() + "'"),
-            0);
-  auto j = nlohmann::json::parse(read_file((dir / "lib" / "resources.json").string()));
-  int library = 0;
-  for (const auto& grp : j["groups"])
-    if (grp.contains("library")) {
-      ++library;
-      EXPECT_EQ(grp["library"]["route"], "cublaslt");
-      EXPECT_EQ(grp["library"]["call"].get<std::string>().rfind("cublasLtMatmul DEFAULT 64x128x256", 0), 0u);
-      EXPECT_EQ(grp["kernels"].size(), 1u);  // the epilogue kernel
-    }
-  EXPECT_EQ(library, 1);
-  EXPECT_NE(read_file((dir / "lib" / "group_0.cu").string()).find("// library: cublasLtMatmul DEFAULT"),
-            std::string::npos);
+  for (const std::string flag : {"", " --library all"}) {
+    const auto out = dir / (flag.empty() ? "default" : "all");
+    std::filesystem::remove_all(out);
+    ASSERT_EQ(run_cli("emit '" + plan + "' '" + model + "' --backend cuda" + flag + " -o '" + out.string() + "'"), 0);
+    auto j = nlohmann::json::parse(read_file((out / "resources.json").string()));
+    int library = 0;
+    for (const auto& grp : j["groups"])
+      if (grp.contains("library")) {
+        ++library;
+        EXPECT_EQ(grp["library"]["route"], "cublaslt");
+        EXPECT_EQ(grp["library"]["call"].get<std::string>().rfind("cublasLtMatmul DEFAULT 64x128x256", 0), 0u);
+        EXPECT_EQ(grp["kernels"].size(), 1u);  // the epilogue kernel
+      }
+    EXPECT_EQ(library, 1) << flag;
+    EXPECT_NE(read_file((out / "group_0.cu").string()).find("// library: cublasLtMatmul DEFAULT"), std::string::npos);
+  }
+  const auto none = dir / "none";
+  std::filesystem::remove_all(none);
+  ASSERT_EQ(run_cli("emit '" + plan + "' '" + model + "' --backend cuda --library none -o '" + none.string() + "'"), 0);
+  auto j = nlohmann::json::parse(read_file((none / "resources.json").string()));
+  for (const auto& grp : j["groups"]) EXPECT_FALSE(grp.contains("library") || grp.contains("fallback"));
+  EXPECT_EQ(read_file((none / "group_0.cu").string()).find("// library:"), std::string::npos);
   EXPECT_EQ(run_cli("emit '" + plan + "' '" + model + "' --backend cuda --library bogus -o '" + (dir / "x").string() +
                     "'"),
             2);
@@ -437,9 +509,9 @@ TEST(LibraryLowering, LoweredSourcesAreDeterministic) {
   auto a = cuda::plan_sources(g, p, h200(), false, fused_epi());
   auto b = cuda::plan_sources(g, p, h200(), false, fused_epi());
   EXPECT_EQ(a[0].source, b[0].source);
-  EXPECT_EQ(gemm_only().str(), "cublaslt+cudnn");
+  EXPECT_EQ(cuda::LibraryOptions{}.str(), "cublaslt+cudnn");
   EXPECT_EQ(fused_epi().str(), "cublaslt+fused-epilogue+cudnn");
-  EXPECT_EQ(cuda::LibraryOptions{}.str(), "emitted");
+  EXPECT_EQ(cuda::LibraryOptions::none().str(), "emitted");
 }
 
 }  // namespace

@@ -66,8 +66,10 @@ m (float[N, 8, 16, 16] x) => (float[N, 8, 8, 8] y) {
   y = Relu(p)
 })";
 
+// The emitted kernels (--library none: GEMM and conv included, as the
+// fallback runs them); the library route's kernels: library_lowering_test.cpp.
 void expect_compiles(const Graph& g, const Plan& plan, const std::string& arch) {
-  auto t = cuda::measure_plan(g, plan, h100(), opts(arch));
+  auto t = cuda::measure_plan(g, plan, h100(), opts(arch), nullptr, nullptr, false, cuda::LibraryOptions::none());
   ASSERT_EQ(t.size(), plan.groups.size());
   for (const auto& r : t) {
     ASSERT_FALSE(r.measured.empty());
@@ -90,7 +92,7 @@ TEST_P(EveryGroupKind, CompilesForSm90AndSm80WithRegistersParsed) {
   Plan plan = one_group(g, h100());
   ASSERT_EQ(plan.groups.size(), 1u);
   EXPECT_EQ(plan.groups[0].kind, c.kind);
-  auto src = cuda::plan_sources(g, plan, h100());
+  auto src = cuda::plan_sources(g, plan, h100(), false, cuda::LibraryOptions::none());
   EXPECT_EQ(src[0].launches.front().shape, c.shape) << src[0].source;
   expect_compiles(g, plan, "sm_90");
   expect_compiles(g, plan, "sm_80");
@@ -118,7 +120,7 @@ TEST(CudaKernels, ReductionEpilogueStaysInTheReductionKernel) {
 TEST(CudaKernels, GemmEpilogueIsOneKernelAndMatchesCublasLtReluBias) {
   Graph g = model(kGemmBiasRelu, {{"N", 64}});
   Plan plan = one_group(g, h100());
-  auto src = cuda::plan_sources(g, plan, h100());
+  auto src = cuda::plan_sources(g, plan, h100(), false, cuda::LibraryOptions::none());
   EXPECT_EQ(src[0].launches.size(), 1u);
   auto m = cuda::match_cublaslt(g, plan.groups[0]);
   EXPECT_EQ(m.epilogue, "RELU_BIAS");

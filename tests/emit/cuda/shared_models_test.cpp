@@ -1,7 +1,9 @@
 // Every group of every strategy's plan (unfused, elementwise, tvm, xla,
 // inductor, cost; `optimal` on the cases, whose ILPs are small) of every
 // shared case, every example model and a few small shared models compiles
-// through NVRTC for sm_90 with registers reported. Sources are canonical
+// through NVRTC for sm_90 with registers reported, as `--library none` emits
+// it (GEMM/conv kernels included: the fallback must compile for any group;
+// the library route: library_lowering_test.cpp). Sources are canonical
 // (cuda::plan_sources), so a group that several strategies form alike
 // compiles once (NVRTC cache). Groups holding graph breaks (opaque
 // primitives) are skipped with cuda::kOpaqueNote; every other group of such
@@ -36,7 +38,8 @@ Counts compile_all_plans(const Graph& g, const std::string& label, const std::ve
     SearchOptions so;
     so.time_limit_s = 5;  // optimal: the ILP's budget
     Plan plan = search(g, d, s, so);
-    auto t = cuda::measure_plan(g, plan, d, cudatest::opts(), nullptr, nullptr, /*canonical=*/true);
+    auto t = cuda::measure_plan(g, plan, d, cudatest::opts(), nullptr, nullptr, /*canonical=*/true,
+                                cuda::LibraryOptions::none());
     EXPECT_EQ(t.size(), plan.groups.size()) << label << " " << s;
     for (const auto& r : t) {
       EXPECT_EQ(r.skipped(), cuda::opaque_member(g, plan.groups[r.group_id]) != kNoNode) << label << " " << s;
