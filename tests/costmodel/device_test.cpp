@@ -384,7 +384,7 @@ TEST(Device, EveryTermParameterRoundTripsThroughTheTable) {
       v += 0.0625;
       ++set;
     }
-    EXPECT_EQ(set, d.is_gpu() ? 5 : 17);  // GPU: dram, spill, e_contraction, e_cmp, launch
+    EXPECT_EQ(set, d.is_gpu() ? 5 : 14);  // GPU: dram, spill, e_contraction, e_cmp, launch
     const DeviceSpec back = fuseplan::load_device(temp_file(std::string(name) + "-terms.json", fuseplan::device_to_json(d)).string());
     v = 0.125;
     for (const fuseplan::CostTerm& t : fuseplan::cost_terms()) {

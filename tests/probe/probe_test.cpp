@@ -106,7 +106,7 @@ TEST(Probe, EachContractionShapeIsOfItsClass) {
   std::array<int, kContractionClassCount> shapes_per_class{};
   for (const ProbeShape& s : probe_shapes()) {
     SCOPED_TRACE(s.origin);
-    testing::GraphBuilder b;
+    fuseplan::testing::GraphBuilder b;
     const NodeId a = b.input("a", s.a), w = b.weight("w", s.b);
     std::map<std::string, AttrValue> attrs;
     if (s.conv) {

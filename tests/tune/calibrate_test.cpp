@@ -47,8 +47,9 @@ double cap(const DeviceSpec& d, const std::string& level) {
 // with spills), compute-bound contractions and transcendental-heavy loops,
 // launch-bound tiny groups. Times: the cost model's own prediction on the true
 // device × lognormal noise of sigma `noise`.
-// With `cpu_terms`, a contraction group makes 1-3 library calls, and the
-// math-heavy groups hold a random share of transcendental FLOPs.
+// With `cpu_terms`, every other contraction is a batched MatMul of few
+// FLOPs (one library call each), and the math-heavy groups hold a random
+// share of transcendental FLOPs.
 std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double noise, unsigned seed,
                                          bool cpu_terms = false) {
   std::mt19937_64 rng_t(seed + 1);  // own stream: the other groups' draws stay as without cpu_terms
@@ -71,7 +72,11 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
       case 4:  // contraction
         f.bytes_read = logu(1e4, 1e6);
         f.flops_contraction = logu(1e7, 1e9);
-        if (cpu_terms) f.contraction_calls = 1 + (i / 7) % 3;
+        if (cpu_terms) f.contraction_calls = 1;
+        if (cpu_terms && (i / 7) % 2) {  // attention's batched MatMul: 8-300 heads of few FLOPs, one call
+          const double heads = std::round(logu(8, 300));
+          f.flops_contraction = heads * logu(2e3, 2e5);
+        }
         break;
       case 5:  // elementwise / transcendental-heavy
         f.bytes_read = logu(1e4, 2e5);
@@ -324,15 +329,19 @@ TEST(Calibrate, RefusesTooFewMeasurements) {
 // "recalibration refused, prior kept: too few measurements"): tune holds the
 // least exercised parameters until the measured kernels support the rest.
 TEST(Calibrate, TuneHoldsTheLeastExercisedParametersWhenMeasurementsAreFew) {
-  // 5 compute-bound convs, each exercising launch, sources, contraction and
-  // other FLOPs: 4 parameters, 5 kernels (need 6).
+  // 8 compute-bound groups (a conv with a reduction, a max and a pool in its
+  // epilogue), each exercising launch, sources, contraction, other FLOPs and
+  // the three step terms: 7 parameters, 8 kernels (need 9).
   const DeviceSpec truth = truth_device();
   std::vector<CalibrationSample> s;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 8; ++i) {
     CostFeatures f;
     f.bytes_read = f.bytes_written = 1000;
     f.flops_contraction = 1e6 * (1 + i);
     f.flops_other = 2e4 * (1 + (i * 5) % 8);
+    f.reduction_steps = 1e4 * (1 + (i * 3) % 8);
+    f.select_steps = 3e3 * (1 + (i * 7) % 8);
+    f.pool_steps = 2e3 * (1 + (i * 5 + 2) % 8);
     f.contraction_calls = 1;
     f.sources_read = 1 + i % 2;
     s.push_back({f, predict_us(f, truth), "conv" + std::to_string(i)});
@@ -342,14 +351,14 @@ TEST(Calibrate, TuneHoldsTheLeastExercisedParametersWhenMeasurementsAreFew) {
     calibrate(load_device("host-cpu"), s);
     FAIL() << "expected a refusal";
   } catch (const DegenerateParameter& e) {
-    EXPECT_NE(std::string(e.what()).find("too few measurements: 5 for 4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("too few measurements: 8 for 7"), std::string::npos) << e.what();
     named = e.parameter;
   }
-  EXPECT_EQ(named, "e_cmp");  // all equally exercised: the last column
+  EXPECT_EQ(named, "pool_step_ns");  // all equally exercised: the last column
   Recalibration r = recalibrate(load_device("host-cpu"), s);
   ASSERT_TRUE(r.fitted) << r.note;
   ASSERT_FALSE(r.held.empty());
-  EXPECT_EQ(r.held.front(), "e_cmp");
+  EXPECT_EQ(r.held.front(), "pool_step_ns");
   EXPECT_NE(r.note.find("held at prior"), std::string::npos) << r.note;
 }
 
