@@ -12,7 +12,6 @@ for m in "$@"; do
   [[ $m == *.onnxtxt ]] && name=$(basename $m .onnxtxt)
   dims="--batch 1"
   [[ $name == bert_base_layer || $name == gpt2_block ]] && dims="$dims --dim S=128"
-  [[ $name == bert-base* ]] && dims="$dims --dim sequence=128"
   echo "$name|$m|$dims" >> $out/models.txt
   $F search $m $dims --device host-cpu-1thread --strategy unfused -o $out/$name.plan.json > /dev/null
 done
