@@ -14,7 +14,7 @@ constexpr const char* kProbeDefaultOutput = "host-cpu.probed.json";
 
 void add_probe(CLI::App& app) {
   auto out = std::make_shared<std::string>(kProbeDefaultOutput);
-  auto* cmd = app.add_subcommand("probe", "measure this CPU (triad bandwidth per cache level, write-allocate stores, FP32, dispatch, gemm micro-kernel run, transcendental ops) in < 30 s");
+  auto* cmd = app.add_subcommand("probe", "measure this CPU (triad bandwidth per cache level, write-allocate stores, FP32, dispatch, the contraction library per contraction class, transcendental ops) in < 30 s");
   cmd->add_option("-o,--output", *out,
                   "device JSON to write (use it as --device FILE); only -o SOURCE_TREE/configs/devices/host-cpu.json "
                   "replaces the shipped host-cpu device")
@@ -23,7 +23,8 @@ void add_probe(CLI::App& app) {
   auto threads = std::make_shared<int>(0);
   cmd->add_option("--threads", *threads,
                   "threads the kernels will run on (OMP_NUM_THREADS; 0 = every core): sets launch_us, the pool's "
-                  "fork-join, or with 1 the timed empty call; the rest is measured on every core")
+                  "fork-join, or with 1 the timed empty call, and the contraction throughput's threads; the rest is "
+                  "measured on every core")
       ->capture_default_str()
       ->check(integer_in(0, 4096));
   cmd->callback([out, threads] {

@@ -110,6 +110,14 @@ void run_refeature(const RefeatureArgs& a) {
         as_written.libm_routines = 0;
       }
       if (r.features.flops_scalar == 0) as_written.flops_scalar = 0;
+      if (r.features.contraction_calls == 0 &&
+          r.features.contraction_class_flops == decltype(r.features.contraction_class_flops){}) {
+        // Written before the contraction classes: its contraction FLOPs
+        // were padded to the retired GEMM micro-tiles (docs/calibration.md).
+        as_written.contraction_class_flops = {};
+        as_written.contraction_calls = 0;
+        as_written.flops_contraction = r.features.flops_contraction;
+      }
       double p = predict_us(as_written, s.device);
       if (std::fabs(p - r.predicted_us) > 1e-6 * std::max(1.0, std::fabs(r.predicted_us)))
         throw Error(ctx + ": the re-derived features predict " + fmt(p, 6) + " us on " + r.device + ", the record " +

@@ -22,8 +22,8 @@ struct GroupCost {
   double t_mem_us = 0;          // µs
   double t_compute_us = 0;      // µs
   double launch_us = 0;         // µs
-  double gemm_calls = 0;        // library GEMM calls the group's kernel makes (per contraction: 1 + batch of a MatMul, 1 + N·group of a Conv)
-  double t_calls_us = 0;        // gemm_calls × CpuSpec::gemm_call_us, µs
+  double contraction_calls = 0; // contraction library calls the group's kernel makes (one per contraction node)
+  double t_calls_us = 0;        // contraction_calls × CpuSpec::contraction_call_us, µs
   double sources_read = 0;      // source tensors (weights, constants, graph inputs) the group reads
   double bytes_read_sources = 0;  // bytes of bytes_read from those sources (CPU: priced at the DRAM bandwidth)
   double t_sources_us = 0;      // sources_read × CpuSpec::source_read_us, µs
@@ -32,16 +32,9 @@ struct GroupCost {
   double t_libm_cold_us = 0;    // libm_cold_calls × CpuSpec::libm_cold_us, µs
   double t_store_stall_us = 0;  // store_stalls × CpuSpec::store_stall_us (CPU: a group writing in a graph
                                 // beyond the LLC), µs
-  double im2col_elems = 0;      // elements of the im2col matrices the group's Convs write (CPU backend)
-  double t_im2col_us = 0;       // im2col_elems × CpuSpec::im2col_elem_ns, µs
-  double gemm_pack_elems = 0;   // elements its gemm() calls pack into panels (CPU backend)
-  double t_pack_us = 0;         // gemm_pack_elems × CpuSpec::gemm_pack_elem_ns, µs
-  double gemm_microkernels = 0; // micro-kernel runs of its gemm() calls (CPU backend)
-  double t_microkernel_us = 0;  // gemm_microkernels × CpuSpec::gemm_microkernel_ns, µs
-  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_pack + t_microkernel + t_sources
-                                // + t_store_stall + t_libm_cold + t_im2col, µs
-  std::string bound;            // "memory", "compute" (with t_im2col, t_pack, t_microkernel) or "launch" (launch,
-                                // calls, sources, stall, cold libm)
+  double predicted_us = 0;      // max(t_mem, t_compute) + launch + t_calls + t_sources + t_store_stall
+                                // + t_libm_cold, µs
+  std::string bound;            // "memory", "compute" or "launch" (launch, calls, sources, stall, cold libm)
   std::string breakdown;        // one human-readable line per term (filled only when asked)
   // Registers/spills: the analytic estimate, and a backend's measurement
   // (ResourceOracle) when one was taken. regs_per_thread, spill_bytes and

@@ -2,6 +2,7 @@
 // the public API; tests may use them).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "costmodel/contraction.h"
 #include "costmodel/device.h"
 #include "costmodel/features.h"
 #include "costmodel/group.h"
@@ -60,17 +62,14 @@ double work_elems(const Graph& g, NodeId n);
 /// Numbers of one primitive that depend on it alone, whatever group holds it.
 struct NodeFacts {
   double flops = 0;             // primitive_flops(g, n)
-  double gemm_calls = 0;        // gemm_calls(g, n)
-  double gemm_m = 0, gemm_n = 0;  // gemm_call_mn(g, n): M and N of each of those calls (0 if none)
-  double im2col_elems = 0;      // im2col_elems(g, n)
-  double gemm_k = 0;            // gemm_call_k(g, n): K of each gemm() call (0 if none)
+  int contraction_class = -1;   // contraction_class(g, n) as an index into ContractionClass, -1: not a contraction
   double work_elems = 0;        // work_elems(g, n)
   bool transcendental = false;  // elementwise/broadcast op with is_transcendental(op)
   bool read_in_part = false;    // some consumer reads only part of it (reads_in_part)
   // As a consumer, the recomputation it asks of a fused producer (group_flops):
   bool is_pool = false;         // MaxPool / AveragePool: every window re-reads
   double pool_window = 1;       // window elements (product of kernel_shape)
-  double prologue_taps = 1;     // contraction: im2col taps per element of operand 0
+  double prologue_taps = 1;     // contraction: kernel taps reading each element of operand 0 (a conv's R·S/stride)
   double prologue_tiles = 1;    // contraction: output tiles along N re-reading operand 0 (>= 1)
   double weight_tiles = 1;      // contraction: output tiles along M re-reading operand 1 (>= 1)
 };
@@ -102,9 +101,10 @@ double input_bytes_read(const Graph& g, const GroupView& v, NodeId n);
 
 // ---- flops.cpp ----
 struct GroupFlops {
-  double contraction = 0;     // FLOP-equivalents of contraction nodes (tensor/GEMM peak)
+  double contraction = 0;     // FLOPs of contraction nodes × times computed
+  std::array<double, kContractionClassCount> contraction_by_class{};  // `contraction` by contraction_class()
+  double contraction_calls = 0;  // contraction library calls (exec/onednn.h): one per contraction node computed
   double other = 0;           // everything else (FP32 peak)
-  double gemm_calls = 0;      // library GEMM calls of the contraction nodes (1 + batch of a MatMul, 1 + N·group of a Conv)
   double transcendental = 0;  // the part of `other` from transcendental ops (is_transcendental)
   double scalar = 0;          // the part of `other` from non-transcendental elementwise nodes evaluated in a
                               // stage that also evaluates a transcendental op: the CPU backend's loop calls
@@ -114,19 +114,14 @@ struct GroupFlops {
                               // chain along its axis, the chain length beyond it
   double select_steps = 0;    // reduced input elements of emitted ReduceMax/ReduceMin × times computed
   double pool_steps = 0;      // window elements of MaxPool/AveragePool (output × kernel window) × times computed
-  double im2col_elems = 0;    // elements of the im2col matrices the group's Convs write × times computed
-  double gemm_pack_elems = 0; // elements the gemm() calls copy into packed panels (gemm_pack_elems)
-  double gemm_microkernels = 0;  // micro-kernel runs of the gemm() calls (gemm_microkernel_runs)
   PooledVector<double> times;  // per position in GroupView::order: times computed
   double total() const { return contraction + other; }
 };
-/// Σ primitive_flops × times computed (see costmodel/README.md). With a
-/// CPU micro-tile (CpuSpec::gemm_tile_m/_n > 0) each contraction's FLOPs
-/// are those of its gemm() calls at M and N rounded up to whole tiles.
-/// With `d`, a transcendental op's FLOP-equivalents are transcendental_weight
-/// on d (its probe-measured time where d has one), in `other` and
+/// Σ primitive_flops × times computed (see costmodel/README.md). With `d`,
+/// a transcendental op's FLOP-equivalents are transcendental_weight on d
+/// (its probe-measured time where d has one), in `other` and
 /// `transcendental` alike.
-GroupFlops group_flops(const GroupView& v, int gemm_tile_m = 0, int gemm_tile_n = 0, const DeviceSpec* d = nullptr);
+GroupFlops group_flops(const GroupView& v, const DeviceSpec* d = nullptr);
 /// FLOP-equivalents per element of transcendental op `op` on d: its
 /// probe-measured ns per element (CpuSpec::transcendental_ns) × one
 /// core's FP32 rate (fp32_TFLOPs × 1000 / cores FLOP per ns) when d
@@ -147,33 +142,6 @@ double libm_routines(const GroupView& v, const GroupFlops& f);
 /// Σ elements × transcendental_weight on d: the transcendental
 /// FLOP-equivalents of a group on d from its transcendental_elems.
 double transcendental_flops(const std::map<std::string, double, std::less<>>& elems, const DeviceSpec& d);
-/// Padding factor of a gemm() call of m × n outputs on tm × tn micro-tiles:
-/// ceil(m/tm)·tm·ceil(n/tn)·tn / (m·n) (a factor of 1 where a tile size or
-/// the shape is 0). E.g. m 128, n 1 on 6 × 16 tiles: 132·16 / 128 = 16.5.
-double gemm_tile_padding(double m, double n, int tm, int tn);
-/// K of each gemm() call of a contraction (MatMul: A's contracted axis;
-/// Conv: C/group · kernel volume); 0 for other primitives.
-double gemm_call_k(const Graph& g, NodeId n);
-/// Elements one gemm() call of m × n × k copies into packed, zero-padded
-/// panels on tm × tn micro-tiles (the pre-oneDNN runtime's gemm: per block of
-/// 16·tm rows × 24·tn columns of C, it packs B's k × (columns rounded up
-/// to tn) and A's (rows rounded up to tm) × k, a scalar strided copy):
-/// k · (ceil(m/(16·tm)) · ceil(n/tn)·tn + ceil(n/(24·tn)) · ceil(m/tm)·tm).
-/// 0 when a tile size is 0 (a device without the CPU backend's micro-tile).
-/// E.g. m 1, n 10, k 256 on 6 × 16: 256 · (1 · 16 + 1 · 6) = 5632.
-double gemm_pack_elems(double m, double n, double k, int tm, int tn);
-/// Micro-kernel runs of one gemm() call of m × n × k on tm × tn micro-tiles
-/// (the pre-oneDNN runtime's gemm: one run per micro-tile of C per K block of
-/// kGemmKC = 256): ceil(m/tm) · ceil(n/tn) · ceil(k/256) (the 16·tm × 24·tn
-/// blocks of C hold whole micro-tiles). 0 when a tile size is 0.
-/// E.g. m 128, n 2, k 2 on 6 × 16: 22 · 1 · 1 = 22.
-double gemm_microkernel_runs(double m, double n, double k, int tm, int tn);
-/// Elements of the im2col matrix the CPU backend's conv writes before its
-/// GEMM (the pre-oneDNN runtime's conv): N·C·(kernel volume)·(output
-/// pixels) for a Conv, 0 for a 1×1, stride-1, unpadded Conv (the GEMM reads
-/// x itself) and for any other primitive. E.g. x [1,1,28,28], w [8,1,5,5],
-/// pads 2: 1·1·25·784 = 19600.
-double im2col_elems(const Graph& g, NodeId n);
 /// Steps at the start of each reduction row that overlap the previous row's
 /// chain: the out-of-order window (a reorder buffer of ~256-512 µops, 4-8
 /// µops per emitted step) runs the next row's first steps in the shadow of
@@ -227,17 +195,6 @@ inline double store_stalls(double written, double graph_bytes, const DeviceSpec&
 inline double libm_cold_calls(double routines, double graph_bytes, const DeviceSpec& d) {
   return !d.cpu || fits_llc(graph_bytes, d) ? 0 : routines;
 }
-/// Library GEMM calls the CPU runtime makes for contraction node n
-/// (as the pre-oneDNN runtime made them; docs/cost-model.md, "GEMM calls"): the matmul()/conv() entry itself plus its gemm()
-/// calls, a MatMul's broadcast batch count or a Conv's N·group (each enters
-/// an OpenMP region and sets up packing); e.g. 1 + 12 for 12 attention
-/// heads. 0 for other nodes and ConvTranspose (a direct loop nest).
-double gemm_calls(const Graph& g, NodeId n);
-/// M and N of each of those calls as the pre-oneDNN runtime called gemm(): a
-/// MatMul's rows of A and output columns, a Conv's output channels per group
-/// and output pixels per image; {0, 0} for other nodes.
-std::pair<double, double> gemm_call_mn(const Graph& g, NodeId n);
-
 // ---- registers.cpp ----
 struct RegisterEstimate {
   int regs = 0;               // estimated registers per thread (GPU) / vector registers (CPU)

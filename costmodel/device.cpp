@@ -111,8 +111,8 @@ constexpr const char* kGpuFigures[] = {"sm_count",           "l2_bytes",        
                                        "regs_per_sm",        "max_regs_per_thread", "smem_per_sm_bytes",
                                        "smem_per_block_bytes", "max_threads_per_sm", "threads_per_block",
                                        "elems_per_thread",   "graph_launch_us",   "min_occupancy_for_full_bw"};
-constexpr const char* kCpuFigures[] = {"cores",       "caches",      "vector_regs",        "vector_lanes",
-                                       "gemm_tile_m", "gemm_tile_n", "store_buffer_bytes", "transcendental_ns"};
+constexpr const char* kCpuFigures[] = {"cores",        "caches",             "vector_regs",       "vector_lanes",
+                                       "contraction_GFLOPs", "store_buffer_bytes", "transcendental_ns"};
 
 // What a CPU device names a GPU figure it has in its own way.
 std::string cpu_name_of(std::string_view gpu_field) {
@@ -197,6 +197,24 @@ void parse_caches(const json& caches, CpuSpec& c, const std::string& ctx) {
   }
 }
 
+// contraction_GFLOPs: class name -> GFLOP/s, every class of
+// costmodel/contraction.h (a partial table would price the others at 0).
+void parse_contraction_table(const json& t, CpuSpec& c, const std::string& ctx) {
+  if (!t.is_object())
+    throw Error(ctx + ": field 'contraction_GFLOPs' must be an object mapping contraction class to GFLOP/s");
+  for (const auto& [name, v] : t.items()) {
+    const std::optional<ContractionClass> k = contraction_class_named(name);
+    if (!k) throw Error(ctx + ": contraction_GFLOPs['" + name + "']: not a contraction class (costmodel/contraction.h)");
+    if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= 1e9))
+      throw Error(ctx + ": contraction_GFLOPs['" + name + "'] must be a number of GFLOP/s in (0, 1e9], got " + v.dump());
+    c.contraction_GFLOPs[static_cast<int>(*k)] = v.get<double>();
+  }
+  for (ContractionClass k : contraction_classes())
+    if (!(c.contraction_GFLOPs[static_cast<int>(k)] > 0))
+      throw Error(ctx + ": contraction_GFLOPs lacks class '" + std::string(contraction_class_name(k)) +
+                  "' (give every class or none)");
+}
+
 void parse_cpu(const json& j, CpuSpec& c, const std::string& ctx) {
   get_int(j, "cores", c.cores, true, ctx);
   auto caches = j.find("caches");
@@ -204,16 +222,12 @@ void parse_cpu(const json& j, CpuSpec& c, const std::string& ctx) {
   parse_caches(*caches, c, ctx);
   get_int(j, "vector_regs", c.vector_regs, false, ctx);
   get_int(j, "vector_lanes", c.vector_lanes, false, ctx);
-  get_int(j, "gemm_tile_m", c.gemm_tile_m, false, ctx);  // absent: 0 (no micro-tile padding)
-  get_int(j, "gemm_tile_n", c.gemm_tile_n, false, ctx);
   get_number(j, "store_buffer_bytes", c.store_buffer_bytes, false, ctx);
   if (c.cores <= 0) throw Error(ctx + ": field 'cores' must be positive, got " + std::to_string(c.cores));
   for (auto [key, v] : {std::pair{"vector_regs", c.vector_regs}, {"vector_lanes", c.vector_lanes}})
     if (v <= 0) throw Error(ctx + ": field '" + key + "' must be positive");
-  for (auto [key, v] : {std::pair{"gemm_tile_m", c.gemm_tile_m}, {"gemm_tile_n", c.gemm_tile_n}})
-    if (v < 0 || v > 4096)
-      throw Error(ctx + ": field '" + key + "' must be from 0 (no padding) to 4096, got " + std::to_string(v));
   check_range(c.store_buffer_bytes, "store_buffer_bytes", ParamRange{}, ctx);
+  if (auto it = j.find("contraction_GFLOPs"); it != j.end()) parse_contraction_table(*it, c, ctx);
   if (auto it = j.find("transcendental_ns"); it != j.end()) {
     if (!it->is_object()) throw Error(ctx + ": field 'transcendental_ns' must be an object mapping op name to ns per element");
     for (const auto& [op, v] : it->items()) {
@@ -369,8 +383,12 @@ std::string device_to_json(const DeviceSpec& d) {
     j["caches"] = std::move(caches);
     j["vector_regs"] = c->vector_regs;
     j["vector_lanes"] = c->vector_lanes;
-    j["gemm_tile_m"] = c->gemm_tile_m;
-    j["gemm_tile_n"] = c->gemm_tile_n;
+    if (c->has_contraction_table()) {
+      ojson t = ojson::object();
+      for (ContractionClass k : contraction_classes())
+        t[std::string(contraction_class_name(k))] = c->contraction_GFLOPs[static_cast<int>(k)];
+      j["contraction_GFLOPs"] = std::move(t);
+    }
     j["store_buffer_bytes"] = c->store_buffer_bytes;
     if (!c->transcendental_ns.empty()) {
       ojson t = ojson::object();

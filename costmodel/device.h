@@ -7,12 +7,15 @@
 // JSON names, are listed once in costmodel/terms.h (docs/cost-model.md).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "costmodel/contraction.h"
 
 namespace fuseplan {
 
@@ -41,9 +44,9 @@ struct GpuSpec {
 };
 
 /// The figures only a CPU device (the C++ backend, emit/cpu) has: its cache
-/// levels, vector registers, the runtime's GEMM micro-tile, and the
-/// parameters of the CPU backend's cost terms (each 0 = no such term; see
-/// costmodel/terms.h for the term each one prices and its unit).
+/// levels, vector registers, its contraction library's throughput per class,
+/// and the parameters of the CPU backend's cost terms (each 0 = no such term;
+/// see costmodel/terms.h for the term each one prices and its unit).
 struct CpuSpec {
   int cores = 0;                     // cores the backend runs on (OMP threads)
   std::vector<CacheLevel> caches;    // ascending size, DRAM (bytes 0) last; measured by `fuseplan probe`
@@ -51,13 +54,15 @@ struct CpuSpec {
                                      // values spill to L1
   int vector_lanes = 4;              // fp32 lanes of one vector register (4: 16-byte SSE, the x86-64 baseline;
                                      // 8 with AVX2)
-  // Micro-tile of the runtime's gemm() (emit/cpu/runtime.h: kGemmMR = 6 rows
-  // × 2 vectors of kGemmVW floats: 6 × 16 with AVX2, 6 × 32 with AVX-512).
-  // gemm() computes whole tiles on zero-padded panels, so each call's
-  // contraction FLOPs are priced at M rounded up to gemm_tile_m and N to
-  // gemm_tile_n. 0 = no padding.
-  int gemm_tile_m = 0;
-  int gemm_tile_n = 0;
+  // Throughput of the contraction library (exec/onednn.h) per contraction
+  // class (costmodel/contraction.h, indexed by ContractionClass), GFLOP/s =
+  // 1e9 FLOP/s on the device's threads, the primitive alone (the activation
+  // reorders around a blocked convolution excluded): measured by `fuseplan
+  // probe` (probe/contraction.h) on representative shapes. All 0: no table,
+  // contractions priced at fp32_TFLOPs · e_contraction. A device JSON gives
+  // every class or none.
+  std::array<double, kContractionClassCount> contraction_GFLOPs{};
+  bool has_contraction_table() const { return contraction_GFLOPs[0] > 0; }
   // Bytes of stores the store queue takes without waiting for their line
   // fills (Zen 3: 64 entries × 32-byte AVX2 stores = 2 KiB, AMD Software
   // Optimization Guide for Family 19h; Golden Cove: 114 entries, Intel
@@ -76,13 +81,10 @@ struct CpuSpec {
   double reduce_step_ns = 0;          // ns per serial step of an adding reduction
   double select_step_ns = 0;          // ns per step of a ReduceMax/ReduceMin chain
   double pool_step_ns = 0;            // ns per window element of the runtime's pool()
-  double gemm_call_us = 0;            // µs per library GEMM call (matmul()/conv() entry and each gemm())
-  double gemm_pack_elem_ns = 0;       // ns per element gemm() packs into its panels
-  double gemm_microkernel_ns = 0;     // ns per micro-kernel run of gemm() (probe-measured)
+  double contraction_call_us = 0;     // µs per contraction library call beyond its FLOPs (probe-measured)
   double source_read_us = 0;          // µs per source tensor a group reads (first touch after a flush)
   double store_stall_us = 0;          // µs per group that writes in a graph beyond the LLC
   double libm_cold_us = 0;            // µs per distinct libm routine called in a graph beyond the LLC (probe-measured)
-  double im2col_elem_ns = 0;          // ns per element of the im2col matrices a group's Convs write
 };
 
 struct DeviceSpec {
@@ -95,7 +97,8 @@ struct DeviceSpec {
   double launch_us = 0;      // per kernel: stream launch (GPU) or thread-pool dispatch (CPU), µs
   double e_mem = 0.85;       // achievable fraction of each bandwidth (held by calibration)
   double e_cmp = 0.7;        // achievable fraction of FP32 peak for elementwise math
-  double e_contraction = 0.6;  // achievable fraction of tensor/FP32 peak for GEMM/conv
+  double e_contraction = 0.6;  // GEMM/conv: fraction of the CPU's contraction_GFLOPs where it has the table
+                               // (1 = the probe's speed), else of tensor_TFLOPs (GPU) or fp32_TFLOPs
   double spill_penalty = 1.0;  // multiplier on register-spill traffic
 
   std::optional<GpuSpec> gpu;  // set on a GPU device

@@ -103,22 +103,19 @@ void count_registers(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) 
 
 void analyse_group(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
   count_bytes(v, d, a);
-  const int tile_m = d.cpu ? d.cpu->gemm_tile_m : 0, tile_n = d.cpu ? d.cpu->gemm_tile_n : 0;
-  a.flops = group_flops(v, tile_m, tile_n, &d);
+  a.flops = group_flops(v, &d);
   count_registers(v, d, a);
   CostFeatures& f = a.features;
   const GroupFlops& fl = a.flops;
   f.flops_contraction = fl.contraction;
+  f.contraction_class_flops = fl.contraction_by_class;
   f.flops_other = fl.other;
   f.flops_transcendental = fl.transcendental;
   f.flops_scalar = fl.scalar;
   f.reduction_steps = fl.reduction_steps;
   f.select_steps = fl.select_steps;
   f.pool_steps = fl.pool_steps;
-  f.gemm_calls = fl.gemm_calls;
-  f.gemm_pack_elems = fl.gemm_pack_elems;
-  f.gemm_microkernels = fl.gemm_microkernels;
-  f.im2col_elems = fl.im2col_elems;
+  f.contraction_calls = fl.contraction_calls;
   f.libm_routines = libm_routines(v, fl);
 }
 
@@ -138,11 +135,8 @@ std::span<const FeatureField> recorded_features() {
       {"reduction_steps", &CostFeatures::reduction_steps},
       {"select_steps", &CostFeatures::select_steps},
       {"pool_steps", &CostFeatures::pool_steps},
-      {"gemm_calls", &CostFeatures::gemm_calls},
-      {"gemm_pack_elems", &CostFeatures::gemm_pack_elems},
-      {"gemm_microkernels", &CostFeatures::gemm_microkernels},
+      {"contraction_calls", &CostFeatures::contraction_calls},
       {"sources_read", &CostFeatures::sources_read},
-      {"im2col_elems", &CostFeatures::im2col_elems},
   };
   return kFields;
 }
@@ -156,7 +150,7 @@ CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d
   if (d.cpu && !d.cpu->transcendental_ns.empty()) {
     // The analysis priced the transcendental ops at d's probe-measured
     // weights; the features keep the estimates and the elements per op.
-    const GroupFlops est = group_flops(v, d.cpu->gemm_tile_m, d.cpu->gemm_tile_n);
+    const GroupFlops est = group_flops(v);
     f.flops_other = est.other;
     f.flops_transcendental = est.transcendental;
   }

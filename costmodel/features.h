@@ -1,17 +1,19 @@
 // What a fusion group does, as the cost model counts it: bytes per source,
 // FLOPs per class, library calls, serial steps, spill traffic. A plain
 // struct computed from the graph, the group and the device's geometry
-// (register limits, GEMM micro-tile); the cost terms (costmodel/terms.h)
+// (register limits); the cost terms (costmodel/terms.h)
 // multiply it by the device's parameters. Measurement records carry it, so a
 // calibration needs no model files (docs/cost-model.md, "Features").
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "costmodel/contraction.h"
 #include "costmodel/device.h"
 #include "costmodel/group.h"
 #include "graph/graph.h"
@@ -29,7 +31,11 @@ struct CostFeatures {
   double graph_bytes = -1;        // graph_footprint_bytes of the group's graph (the write-allocate regime);
                                   // -1: unknown (a measurement record converted from fuseplan.measurement/1)
   // --- compute (FLOP-equivalents, steps) ---
-  double flops_contraction = 0;     // contraction nodes, at the gemm micro-tile's padding
+  double flops_contraction = 0;     // contraction nodes (MatMul 2·M·N·K, Conv 2·N·K·(C/group)·R·S·P·Q, ...)
+  // flops_contraction by contraction_class() (costmodel/contraction.h),
+  // indexed by ContractionClass. All 0 while flops_contraction > 0: classes
+  // unknown (a record written before them), priced at the peak.
+  std::array<double, kContractionClassCount> contraction_class_flops{};
   double flops_other = 0;           // everything else, transcendental ops included
   double flops_transcendental = 0;  // the part of flops_other from transcendental ops (see transcendental_elems)
   // Elements each transcendental op evaluates (op name → output elements ×
@@ -43,12 +49,9 @@ struct CostFeatures {
   double select_steps = 0;      // steps of emitted ReduceMax/ReduceMin chains
   double pool_steps = 0;        // window elements of MaxPool/AveragePool
   // --- fixed (counts) ---
-  double gemm_calls = 0;         // library GEMM calls (per MatMul: 1 + batch; per Conv: 1 + N·group)
-  double gemm_pack_elems = 0;    // elements those gemm() calls pack into panels
-  double gemm_microkernels = 0;  // micro-kernel runs of those gemm() calls
+  double contraction_calls = 0;  // contraction library calls (exec/onednn.h): one per contraction node
   double sources_read = 0;       // source tensors the group reads, each once
   double libm_routines = 0;      // distinct libm routines the group calls (expf, tanhf, ...)
-  double im2col_elems = 0;       // elements of the im2col matrices its Convs write
 
   bool operator==(const CostFeatures&) const = default;
 };
@@ -61,15 +64,14 @@ struct FeatureField {
 };
 /// The numeric features a measurement record carries, in record order:
 /// every field but graph_bytes (-1, unknown, is written as null),
-/// transcendental_elems (an object) and libm_routines (derived from
-/// transcendental_elems on reading).
+/// transcendental_elems and contraction_class_flops (objects) and
+/// libm_routines (derived from transcendental_elems on reading).
 std::span<const FeatureField> recorded_features();
 
 /// The features of `grp` as cost(g, grp, d) prices them, with the
 /// transcendental FLOPs at flops.cpp's estimates and their elements per op
 /// (so a record prices on any device). Spill and occupancy depend on d's
-/// register limits, the contraction FLOPs on its GEMM micro-tile, which
-/// calibration does not fit. Throws as cost().
+/// register limits, which calibration does not fit. Throws as cost().
 CostFeatures cost_features(const Graph& g, const Group& grp, const DeviceSpec& d);
 
 }  // namespace fuseplan

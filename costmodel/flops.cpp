@@ -11,9 +11,10 @@
 #include <bit>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <string_view>
-#include <tuple>
 
+#include "costmodel/contraction.h"
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
 #include "graph/op_traits.h"
@@ -66,92 +67,6 @@ std::pair<double, double> gemm_mn(const Graph& g, NodeId n) {
 }  // namespace
 
 bool costmodel_detail::is_transcendental(std::string_view op) { return traits(op_from_name(op)).transcendental(); }
-
-std::pair<double, double> costmodel_detail::gemm_call_mn(const Graph& g, NodeId n) {
-  const Primitive& p = g.node(n);
-  if (!p.out.known || p.op_class != OpClass::contraction) return {0, 0};
-  if (p.kind == Op::MatMul) {
-    // The pre-oneDNN runtime's matmul: gemm(M, N, K) per batch entry, M from
-    // operand A (1 for a 1-D A), N = y's last dim.
-    const TensorType* a = operand_type(g, n, 0);
-    double m = 1;
-    if (a && a->rank() >= 2) m = static_cast<double>(p.attr_int("transA", 0) ? a->shape[a->rank() - 1] : a->shape[a->rank() - 2]);
-    double nn = p.out.rank() >= 1 ? static_cast<double>(p.out.shape.back()) : 1;
-    return {m, nn};
-  }
-  if (p.kind == Op::Conv) {
-    // The pre-oneDNN runtime's conv: gemm(K/group, output pixels, C/group·R·S) per (image, group).
-    double batch = p.out.rank() >= 1 ? std::max<double>(1, static_cast<double>(p.out.shape[0])) : 1;
-    double k = p.out.rank() >= 2 ? static_cast<double>(p.out.shape[1]) : 1;
-    double group = static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
-    double pixels = k > 0 ? static_cast<double>(g.numel(n)) / (batch * k) : 0;
-    return {k / group, pixels};
-  }
-  return {0, 0};  // ConvTranspose: a direct loop nest, no GEMM call
-}
-
-double costmodel_detail::gemm_calls(const Graph& g, NodeId n) {
-  const Primitive& p = g.node(n);
-  if (!p.out.known || p.op_class != OpClass::contraction) return 0;
-  // The calls as the runtime before oneDNN made them (docs/cost-model.md,
-  // "GEMM calls": a model of oneDNN's calls whose parameters calibration
-  // fits): each entry opened one OpenMP region around its calls, and each
-  // gemm() one around its tiles.
-  if (p.kind == Op::MatMul) {
-    // One gemm() per entry of the broadcast batch: numel(y) / (M·N).
-    auto [m, nn] = gemm_call_mn(g, n);
-    double numel = static_cast<double>(g.numel(n));
-    return m > 0 && nn > 0 && numel > 0 ? 1 + std::max(1.0, std::round(numel / (m * nn))) : 0;
-  }
-  if (p.kind == Op::Conv) {
-    // One im2col + gemm() per (image, group), as that runtime's conv did.
-    double batch = p.out.rank() >= 1 ? static_cast<double>(p.out.shape[0]) : 1;
-    return 1 + std::max(1.0, batch) * static_cast<double>(std::max<int64_t>(1, p.attr_int("group", 1)));
-  }
-  return 0;  // ConvTranspose: a direct loop nest, no GEMM call
-}
-
-double costmodel_detail::gemm_call_k(const Graph& g, NodeId n) {
-  const Primitive& p = g.node(n);
-  if (!p.out.known || p.op_class != OpClass::contraction) return 0;
-  if (p.kind == Op::MatMul) return matmul_k(g, n);
-  const TensorType* w = operand_type(g, n, 1);
-  return p.kind == Op::Conv && w && w->rank() >= 2 ? prod(w->shape, 1) : 0;
-}
-
-double costmodel_detail::gemm_pack_elems(double m, double n, double k, int tm, int tn) {
-  if (tm <= 0 || tn <= 0 || !(m > 0) || !(n > 0) || !(k > 0)) return 0;
-  // That runtime's kGemmMC = 16 · MR rows, kGemmNC = 24 · NR columns per block of C.
-  double row_blocks = std::ceil(m / (16.0 * tm)), col_blocks = std::ceil(n / (24.0 * tn));
-  return k * (row_blocks * std::ceil(n / tn) * tn + col_blocks * std::ceil(m / tm) * tm);
-}
-
-double costmodel_detail::gemm_microkernel_runs(double m, double n, double k, int tm, int tn) {
-  if (tm <= 0 || tn <= 0 || !(m > 0) || !(n > 0) || !(k > 0)) return 0;
-  constexpr double kKC = 256;  // that runtime's kGemmKC
-  return std::ceil(m / tm) * std::ceil(n / tn) * std::ceil(k / kKC);
-}
-
-double costmodel_detail::im2col_elems(const Graph& g, NodeId n) {
-  const Primitive& p = g.node(n);
-  if (p.kind != Op::Conv || !p.out.known || p.out.rank() < 3) return 0;
-  const TensorType* x = operand_type(g, n, 0);
-  const TensorType* w = operand_type(g, n, 1);
-  if (!x || !w || x->rank() != p.out.rank() || w->rank() != p.out.rank()) return 0;
-  // That runtime's conv: x is the GEMM's operand itself when the kernel
-  // is 1×1, the stride 1 and nothing is padded.
-  double kvol = prod(w->shape, 2), ovol = prod(p.out.shape, 2), ivol = prod(x->shape, 2);
-  bool identity = kvol == 1 && ovol == ivol;
-  for (int64_t s : p.attr_ints("strides")) identity = identity && s == 1;
-  for (int64_t q : p.attr_ints("pads")) identity = identity && q == 0;
-  if (identity) return 0;
-  return static_cast<double>(x->shape[0]) * static_cast<double>(x->shape[1]) * kvol * ovol;
-}
-
-double costmodel_detail::gemm_tile_padding(double m, double n, int tm, int tn) {
-  auto up = [](double x, int t) { return t > 0 && x > 0 ? std::ceil(x / t) * t / x : 1.0; };
-  return up(m, tm) * up(n, tn);
-}
 
 double primitive_flops(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
@@ -216,7 +131,7 @@ void consumer_facts(const Graph& g, NodeId c, NodeFacts& f) {
   auto [m, nn] = gemm_mn(g, c);
   f.prologue_tiles = std::max(1.0, std::ceil(nn / kTileN));
   f.weight_tiles = std::max(1.0, std::ceil(m / kTileM));
-  // Conv: each input element feeds R·S/stride taps of the im2col matrix.
+  // Conv: each input element feeds R·S/stride kernel taps.
   if (cp.kind == Op::Conv) {
     for (const InEdge& e : g.in_edges(c)) {
       if (e.operand != 0) continue;
@@ -235,10 +150,7 @@ const NodeFacts& node_facts(const Graph& g, NodeId n) {
     const Primitive& p = g.node(n);
     NodeFacts f;
     f.flops = primitive_flops(g, n);
-    f.gemm_calls = gemm_calls(g, n);
-    std::tie(f.gemm_m, f.gemm_n) = gemm_call_mn(g, n);
-    f.im2col_elems = im2col_elems(g, n);
-    f.gemm_k = gemm_call_k(g, n);
+    if (const std::optional<ContractionClass> c = contraction_class(g, n)) f.contraction_class = static_cast<int>(*c);
     f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
     f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && traits(p).transcendental();
     consumer_facts(g, n, f);
@@ -358,7 +270,7 @@ double transcendental_flops(const std::map<std::string, double, std::less<>>& el
   return total;
 }
 
-GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, const DeviceSpec* d) {
+GroupFlops group_flops(const GroupView& v, const DeviceSpec* d) {
   const Graph& g = v.g;
   const std::size_t k = v.order.size();
   GroupFlops out;
@@ -416,14 +328,10 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
     const NodeFacts& nf = node_facts(g, n);
     double f = nf.flops * out.times[i];
     const bool contraction = g.op_class(n) == OpClass::contraction;
-    if (contraction) f *= gemm_tile_padding(nf.gemm_m, nf.gemm_n, gemm_tile_m, gemm_tile_n);
     (contraction ? out.contraction : out.other) += f;
     if (contraction) {
-      out.gemm_calls += nf.gemm_calls;
-      // gemm() calls: all of gemm_calls but the matmul()/conv() entry.
-      double gemms = std::max(0.0, nf.gemm_calls - 1);
-      out.gemm_pack_elems += gemms * gemm_pack_elems(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
-      out.gemm_microkernels += gemms * gemm_microkernel_runs(nf.gemm_m, nf.gemm_n, nf.gemm_k, gemm_tile_m, gemm_tile_n);
+      if (nf.contraction_class >= 0) out.contraction_by_class[nf.contraction_class] += f;
+      out.contraction_calls += out.times[i];  // one library call per computation (a stage: once)
     } else if (f > 0 && nf.transcendental) {
       if (d && d->cpu && !d->cpu->transcendental_ns.empty()) {  // the device's measured weight in place of the estimate
         const std::string& op = g.node(n).op;
@@ -433,7 +341,6 @@ GroupFlops group_flops(const GroupView& v, int gemm_tile_m, int gemm_tile_n, con
       }
       out.transcendental += f;
     }
-    out.im2col_elems += nf.im2col_elems * out.times[i];
     // Serial reduction chains (emitted reduce loops), pooling-library window
     // steps (CpuSpec::reduce_step_ns, select_step_ns, pool_step_ns).
     const Primitive& p = g.node(n);

@@ -104,14 +104,11 @@ TermPrices price(const CostFeatures& f, const DeviceSpec& d) {
   p.t_mem_us = total[static_cast<int>(Regime::memory)];
   p.t_compute_us = total[static_cast<int>(Regime::compute)];
   p.fixed_us = total[static_cast<int>(Regime::fixed)];
-  for (int i = 0; i < kTermCount; ++i)
-    if (terms[i].work) p.work_us += p.part_us[i];
   p.predicted_us = std::max(p.t_mem_us, p.t_compute_us) + p.fixed_us;
   // The bound names the largest part: the per-kernel and per-call latencies
-  // ("launch"), or the roofline body, where the serial passes and runs
-  // (work) count as compute: instructions, not waits.
-  const double compute_us = p.t_compute_us + p.work_us, latency_us = p.fixed_us - p.work_us;
-  p.bound = latency_us > std::max(p.t_mem_us, compute_us) ? "launch" : (p.t_mem_us >= compute_us ? "memory" : "compute");
+  // ("launch"), or the roofline body.
+  p.bound = p.fixed_us > std::max(p.t_mem_us, p.t_compute_us) ? "launch"
+                                                               : (p.t_mem_us >= p.t_compute_us ? "memory" : "compute");
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "costmodel/contraction.h"
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
 #include "costmodel/text_out.h"
@@ -19,9 +20,10 @@ namespace {
 
 using namespace costmodel_detail;
 
-// µs per byte at 1 GB/s, per FLOP at 1 TFLOP/s, per ns.
+// µs per byte at 1 GB/s, per FLOP at 1 TFLOP/s and at 1 GFLOP/s, per ns.
 constexpr double kUsPerByteAtGBps = 1e-3;
 constexpr double kUsPerFlopAtTFLOPs = 1e-6;
+constexpr double kUsPerFlopAtGFLOPs = 1e-3;
 constexpr double kUsPerNs = 1e-3;
 
 double safe_div(double a, double b) { return b > 0 ? a / b : 0; }
@@ -34,6 +36,28 @@ double l1_bw(const DeviceSpec& d) {
 }
 double peak_contraction(const DeviceSpec& d) {
   return d.gpu && d.gpu->tensor_TFLOPs > 0 ? d.gpu->tensor_TFLOPs : d.fp32_TFLOPs;
+}
+// CPU with the contraction library's throughput per class (contraction_GFLOPs).
+bool has_class_table(const DeviceSpec& d) { return d.cpu && d.cpu->has_contraction_table(); }
+// Whether f's contraction FLOPs price by class on d: d has the table and f
+// knows its classes (a record written before them does not).
+bool priced_by_class(const CostFeatures& f, const DeviceSpec& d) {
+  if (!has_class_table(d)) return false;
+  for (double flops : f.contraction_class_flops)
+    if (flops > 0) return true;
+  return false;
+}
+// µs of f's contractions at e_contraction = 1 on a device with the table:
+// each class's FLOPs at its GFLOP/s, FLOPs of no class (a contraction whose
+// operand shapes are unknown) at the peak.
+double class_contraction_us(const CostFeatures& f, const DeviceSpec& d) {
+  double us = 0, classed = 0;
+  for (int i = 0; i < kContractionClassCount; ++i) {
+    us += f.contraction_class_flops[i] * kUsPerFlopAtGFLOPs / d.cpu->contraction_GFLOPs[i];
+    classed += f.contraction_class_flops[i];
+  }
+  const double rest = f.flops_contraction - classed;
+  return rest > 0 ? us + rest * kUsPerFlopAtTFLOPs / peak_contraction(d) : us;
 }
 // GPU: bandwidth lost below min_occupancy_for_full_bw.
 double occupancy_factor(const CostFeatures& f, const DeviceSpec& d) {
@@ -233,30 +257,53 @@ constexpr CostTerm kTerms[] = {
     // ---------------- compute ----------------
     {.id = TermId::contraction,
      .name = "t_contraction",
-     .feature = "flops_contraction",
+     .feature = "contraction_class_flops (flops_contraction by contraction class)",
      .parameter = "e_contraction",
      .regime = Regime::compute,
-     .unit = "fraction of tensor_TFLOPs (GPU) or fp32_TFLOPs",
+     .unit = "fraction of contraction_GFLOPs (CPU with the table), else of tensor_TFLOPs (GPU) or fp32_TFLOPs",
      .applies = Applies::both,
-     .formula = "flops_contraction / (peak · e_contraction) · 1e-6",
+     .formula = "Σ_class flops / (contraction_GFLOPs[class] · e_contraction) · 1e-3; without the table "
+                "flops_contraction / (peak · e_contraction) · 1e-6",
      .amount = [](const CostFeatures& f, const DeviceSpec&) { return f.flops_contraction; },
-     .raw = [](double flops, const CostFeatures&, const DeviceSpec& d) {
+     .raw = [](double flops, const CostFeatures& f, const DeviceSpec& d) {
+       if (priced_by_class(f, d)) return safe_div(class_contraction_us(f, d), d.e_contraction);
        return safe_div(flops * kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
      },
      .explain = [](TextOut& o, const TermContext& x) {
        const double flops = x.p.amount[static_cast<int>(TermId::contraction)];
-       o << "contraction " << fixed(flops) << " / (" << fixed(peak_contraction(x.d), 1) << " TFLOP/s × e_contraction "
-         << fixed(x.d.e_contraction, 2) << ")";
-       const int tm = x.d.cpu ? x.d.cpu->gemm_tile_m : 0, tn = x.d.cpu ? x.d.cpu->gemm_tile_n : 0;
-       if (flops > 0 && (tm > 0 || tn > 0)) o << " [whole " << tm << " × " << tn << " gemm micro-tiles]";
+       if (!priced_by_class(x.f, x.d)) {
+         o << "contraction " << fixed(flops) << " / (" << fixed(peak_contraction(x.d), 1) << " TFLOP/s × e_contraction "
+           << fixed(x.d.e_contraction, 2) << ")";
+         return;
+       }
+       o << "contraction (";
+       const char* sep = "";
+       for (ContractionClass k : contraction_classes()) {
+         const int i = static_cast<int>(k);
+         if (!(x.f.contraction_class_flops[i] > 0)) continue;
+         o << sep << contraction_class_name(k) << " " << fixed(x.f.contraction_class_flops[i]) << " / "
+           << fixed(x.d.cpu->contraction_GFLOPs[i], 1) << " GFLOP/s";
+         sep = " + ";
+       }
+       o << ") / e_contraction " << fixed(x.d.e_contraction, 2);
      },
      .part = ParamPart::common,
      .field = common_field<&DeviceSpec::e_contraction>,
      .range = kFraction,
      .column = 8,
-     .x_of = [](const DeviceSpec& d, int) { return safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction); },
+     // With the class table x = 1 / e_contraction over a coefficient of µs
+     // at e = 1; without it, µs per FLOP over FLOPs.
+     .coefficient = [](const CostFeatures& f, const DeviceSpec& d) {
+       if (priced_by_class(f, d)) return class_contraction_us(f, d);
+       return has_class_table(d) ? safe_div(f.flops_contraction * kUsPerFlopAtTFLOPs, peak_contraction(d))
+                                 : f.flops_contraction;
+     },
+     .x_of = [](const DeviceSpec& d, int) {
+       return has_class_table(d) ? safe_div(1.0, d.e_contraction)
+                                 : safe_div(kUsPerFlopAtTFLOPs, peak_contraction(d) * d.e_contraction);
+     },
      .value_of_x = [](double x, const DeviceSpec& d, int) {
-       return safe_div(kUsPerFlopAtTFLOPs, x * peak_contraction(d));
+       return has_class_table(d) ? safe_div(1.0, x) : safe_div(kUsPerFlopAtTFLOPs, x * peak_contraction(d));
      }},
     {.id = TermId::other,
      .name = "t_other",
@@ -405,81 +452,29 @@ constexpr CostTerm kTerms[] = {
      .x_of = [](const DeviceSpec& d, int) { return d.launch_us; },
      .value_of_x = us_value,
      .at_zero = "no dispatch overhead"},
-    {.id = TermId::gemm_calls,
+    {.id = TermId::contraction_calls,
      .name = "t_calls",
-     .feature = "gemm_calls",
-     .parameter = "gemm_call_us",
+     .feature = "contraction_calls",
+     .parameter = "contraction_call_us",
      .regime = Regime::fixed,
      .unit = "µs per call",
      .applies = Applies::cpu,
-     .formula = "gemm_calls · gemm_call_us",
-     .amount = [](const CostFeatures& f, const DeviceSpec&) { return f.gemm_calls; },
-     .raw = us_raw<&CpuSpec::gemm_call_us>,
-     .cost_amount = &GroupCost::gemm_calls,
+     .formula = "contraction_calls · contraction_call_us",
+     .amount = [](const CostFeatures& f, const DeviceSpec&) { return f.contraction_calls; },
+     .raw = us_raw<&CpuSpec::contraction_call_us>,
+     .cost_amount = &GroupCost::contraction_calls,
      .cost_us = &GroupCost::t_calls_us,
      .explain = [](TextOut& o, const TermContext& x) {
-       if (x.c.gemm_calls <= 0) return;
-       count_line(o, x, TermId::gemm_calls, "gemm_calls", "", "us");
+       if (!(x.c.t_calls_us > 0)) return;
+       count_line(o, x, TermId::contraction_calls, "contraction_calls", "", "us");
        o << "\n";
      },
      .part = ParamPart::cpu,
-     .field = cpu_field<&CpuSpec::gemm_call_us>,
+     .field = cpu_field<&CpuSpec::contraction_call_us>,
      .range = kUs,
      .column = 4,
-     .x_of = us_x<&CpuSpec::gemm_call_us>,
+     .x_of = us_x<&CpuSpec::contraction_call_us>,
      .value_of_x = us_value,
-     .at_zero = "no per-call overhead"},
-    {.id = TermId::gemm_pack,
-     .name = "t_pack",
-     .feature = "gemm_pack_elems",
-     .parameter = "gemm_pack_elem_ns",
-     .regime = Regime::fixed,
-     .unit = "ns per element",
-     .applies = Applies::cpu,
-     .formula = "gemm_pack_elems · gemm_pack_elem_ns · 1e-3",
-     .amount = [](const CostFeatures& f, const DeviceSpec&) { return f.gemm_pack_elems; },
-     .raw = ns_raw<&CpuSpec::gemm_pack_elem_ns>,
-     .in_ns = true,
-     .work = true,
-     .cost_amount = &GroupCost::gemm_pack_elems,
-     .cost_us = &GroupCost::t_pack_us,
-     .explain = [](TextOut& o, const TermContext& x) {
-       if (!(x.c.t_pack_us > 0)) return;
-       count_line(o, x, TermId::gemm_pack, "gemm_pack", " elements", "ns");
-       o << "\n";
-     },
-     .part = ParamPart::cpu,
-     .field = cpu_field<&CpuSpec::gemm_pack_elem_ns>,
-     .range = kUs,
-     .column = 15,
-     .x_of = ns_x<&CpuSpec::gemm_pack_elem_ns>,
-     .value_of_x = ns_value,
-     .at_zero = "no per-step cost"},
-    {.id = TermId::gemm_microkernel,
-     .name = "t_microkernel",
-     .feature = "gemm_microkernels",
-     .parameter = "gemm_microkernel_ns",
-     .regime = Regime::fixed,
-     .unit = "ns per run",
-     .applies = Applies::cpu,
-     .formula = "gemm_microkernels · gemm_microkernel_ns · 1e-3",
-     .amount = [](const CostFeatures& f, const DeviceSpec&) { return f.gemm_microkernels; },
-     .raw = ns_raw<&CpuSpec::gemm_microkernel_ns>,
-     .in_ns = true,
-     .work = true,
-     .cost_amount = &GroupCost::gemm_microkernels,
-     .cost_us = &GroupCost::t_microkernel_us,
-     .explain = [](TextOut& o, const TermContext& x) {
-       if (!(x.c.t_microkernel_us > 0)) return;
-       count_line(o, x, TermId::gemm_microkernel, "gemm_microkernel", " runs", "ns");
-       o << "\n";
-     },
-     .part = ParamPart::cpu,
-     .field = cpu_field<&CpuSpec::gemm_microkernel_ns>,
-     .range = kUs,
-     .column = 16,
-     .x_of = ns_x<&CpuSpec::gemm_microkernel_ns>,
-     .value_of_x = ns_value,
      .probe_measured = true},
     {.id = TermId::sources_read,
      .name = "t_sources",
@@ -553,32 +548,6 @@ constexpr CostTerm kTerms[] = {
      .x_of = us_x<&CpuSpec::libm_cold_us>,
      .value_of_x = us_value,
      .probe_measured = true},
-    {.id = TermId::im2col,
-     .name = "t_im2col",
-     .feature = "im2col_elems",
-     .parameter = "im2col_elem_ns",
-     .regime = Regime::fixed,
-     .unit = "ns per element",
-     .applies = Applies::cpu,
-     .formula = "im2col_elems · im2col_elem_ns · 1e-3",
-     .amount = [](const CostFeatures& f, const DeviceSpec&) { return f.im2col_elems; },
-     .raw = ns_raw<&CpuSpec::im2col_elem_ns>,
-     .in_ns = true,
-     .work = true,
-     .cost_amount = &GroupCost::im2col_elems,
-     .cost_us = &GroupCost::t_im2col_us,
-     .explain = [](TextOut& o, const TermContext& x) {
-       if (!(x.c.t_im2col_us > 0)) return;
-       count_line(o, x, TermId::im2col, "im2col", " elements", "ns");
-       o << "\n";
-     },
-     .part = ParamPart::cpu,
-     .field = cpu_field<&CpuSpec::im2col_elem_ns>,
-     .range = kUs,
-     .column = 14,
-     .x_of = ns_x<&CpuSpec::im2col_elem_ns>,
-     .value_of_x = ns_value,
-     .at_zero = "no per-step cost"},
 };
 
 static_assert(std::size(kTerms) == kTermCount, "kTermCount counts the table's rows");

@@ -55,15 +55,12 @@ enum class TermId {
   select_steps,    // CPU: max/min chain steps
   pool_steps,      // CPU: pooling window steps
   launch,          // per kernel
-  gemm_calls,      // CPU: per library GEMM call
-  gemm_pack,       // CPU: panel packing
-  gemm_microkernel,  // CPU: micro-kernel runs
+  contraction_calls,  // CPU: per contraction library call
   sources_read,    // CPU: first touch of each source tensor
   store_stall,     // CPU: one line fill beyond the LLC
   libm_cold,       // CPU: cold libm routines beyond the LLC
-  im2col,          // CPU: the convs' im2col pass
 };
-inline constexpr int kTermCount = 19;
+inline constexpr int kTermCount = 16;
 
 /// The range a parameter's JSON value must lie in (device.cpp checks it;
 /// each error names the field and the value).
@@ -83,7 +80,6 @@ struct TermPrices {
   double t_mem_us = 0;      // Σ memory terms
   double t_compute_us = 0;  // Σ compute terms
   double fixed_us = 0;      // Σ fixed terms
-  double work_us = 0;       // the fixed terms that are serial work (bound: counted as compute)
   double predicted_us = 0;  // max(t_mem, t_compute) + fixed
   std::string_view bound;   // "memory", "compute" or "launch"
 };
@@ -101,7 +97,7 @@ struct TermContext {
 struct CostTerm {
   TermId id;
   std::string_view name;       // "t_calls": the breakdown's and the docs' name
-  std::string_view feature;    // what it counts: "gemm_calls" (CostFeatures fields or an expression of them)
+  std::string_view feature;    // what it counts: "contraction_calls" (CostFeatures fields or an expression of them)
   std::string_view parameter;  // the device parameter it prices with, as named in the device JSON
   Regime regime;
   std::string_view unit;       // the parameter's unit: "µs per call"
@@ -112,7 +108,6 @@ struct CostTerm {
   double (*raw)(double amount, const CostFeatures&, const DeviceSpec&);  // amount × parameter: µs (ns when in_ns)
   bool joins_previous = false;  // summed with the row before it first (the formula's parentheses)
   bool in_ns = false;           // raw is in ns: its partial sum is converted to µs once
-  bool work = false;            // a fixed term that is serial work: the bound counts it as compute
   double GroupCost::*cost_amount = nullptr;  // GroupCost field that reports its amount (fixed terms)
   double GroupCost::*cost_us = nullptr;      // GroupCost field that reports its µs (fixed terms)
   void (*explain)(costmodel_detail::TextOut&, const TermContext&) = nullptr;  // its part of the breakdown

@@ -1,6 +1,7 @@
 #include "exec/onednn.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -88,6 +89,7 @@ struct State {
   std::vector<std::string> order;  // creation order, for onednn_implementations()
   std::map<std::pair<const void*, std::string>, WeightCopy> weights;
   Scratch src_buf, dst_buf, wei_buf;
+  double last_primitive_us = 0;  // onednn_last_primitive_us()
 };
 State& state() {
   static State s;
@@ -140,7 +142,10 @@ void execute(Prim& p, const std::string& key, const float* src, const float* wei
     }
   }
   if (p.dst != p.dst_user) dst_m = memory(p.dst, e.eng, st.dst_buf.get(p.dst.get_size()));
+  const auto t0 = std::chrono::steady_clock::now();
   p.prim.execute(e.strm, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}});
+  e.strm.wait();  // a CPU stream runs the primitive in execute(); the wait returns at once
+  st.last_primitive_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   if (p.dst != p.dst_user) dnnl::reorder(dst_m, dst_u).execute(e.strm, dst_m, dst_u);
   e.strm.wait();
 }
@@ -358,6 +363,12 @@ std::string onednn_implementations() {
   std::string out;
   for (const std::string& k : s.order) out += s.prims.at(k).what + "\n";
   return out;
+}
+
+double onednn_last_primitive_us() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.last_primitive_us;
 }
 
 int contraction_threads() { return omp_get_max_threads(); }

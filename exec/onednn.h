@@ -59,6 +59,11 @@ void onednn_forget_weights();
 /// line "OP SHAPES: IMPL" (for `run --json` and tests).
 std::string onednn_implementations();
 
+/// µs the last call's primitive itself ran (steady clock), without the
+/// activation and weight reorders around it: what the probe's contraction
+/// throughput counts (probe/contraction.h).
+double onednn_last_primitive_us();
+
 /// The threads a contraction runs on now, and setting them: the OpenMP
 /// (libgomp) thread count that oneDNN and the generated kernels share.
 int contraction_threads();

@@ -27,7 +27,7 @@
 #include <thread>
 
 #include "graph/graph.h"
-#include "probe/gemm.h"
+#include "probe/contraction.h"
 #include "probe/transcendental.h"
 #include "profiling/cpu_profiler.h"
 
@@ -153,15 +153,6 @@ __attribute__((always_inline)) inline void store_body(float* __restrict a, float
 }
 __attribute__((target("avx2"))) void store_f32_avx2(float* a, float s, std::size_t n) { store_body<v8f>(a, s, n); }
 void store_f32_sse(float* a, float s, std::size_t n) { store_body<v4f>(a, s, n); }
-
-// Floats per vector on this host (AVX-512F 16, AVX 8, else 4).
-int gemm_vector_floats() {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx512f")) return 16;
-  if (__builtin_cpu_supports("avx")) return 8;
-#endif
-  return 4;
-}
 
 bool has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -636,7 +627,6 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   say("dispatch: " + std::to_string(kernel_threads) + "-thread pool fork-join " + fmt(fork_join_us) +
       " us, spawn/join " + fmt(r.spawn_join_us) + " us, timed empty call " + fmt(r.timed_call_us) + " us; launch_us " +
       fmt(d.launch_us) + " us");
-  cpu.gemm_call_us = 0;
   cpu.e_transcendental = 0;
   d.sources["e_transcendental"] =
       "0: transcendental FLOP-equivalents at e_cmp (uncalibrated); the CPU backend calls scalar libm for "
@@ -646,8 +636,6 @@ ProbeResult run_probe(std::ostream* log, int threads) {
     d.sources[key] = "0: no " + term + " term in the uncalibrated model (the probe does not measure it); fuseplan "
                      "calibrate fits it (" + unit_of_fit + ") from measured groups, docs/calibration.md";
   };
-  fitted_later("gemm_call_us", "per-call",
-               "us per contraction call (exec/onednn.h): primitive lookup, reorders, edge tiles; contraction groups");
   // Stores into lines no cache holds, 1 MiB per thread (within the private
   // caches, so no write-back of the lines written is timed).
   constexpr std::size_t kWriteAllocateBytes = std::size_t{1} << 20;
@@ -664,40 +652,37 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   cpu.store_stall_us = 0;
   fitted_later("store_stall_us", "store-buffer stall",
                "us per group whose stores overflow store_buffer_bytes: one line fill before they drain");
-  // The cost model's GEMM micro-tile (6 rows x 2 vectors) for the vector
-  // width of this host; the contractions themselves run in oneDNN.
-  const int gemm_vw = gemm_vector_floats();
-  cpu.gemm_tile_m = 6;
-  cpu.gemm_tile_n = 2 * gemm_vw;
-  d.sources["gemm_tile_m"] = "6: micro-tile rows of the cost model's blocked GEMM, any ISA";
-  d.sources["gemm_tile_n"] = std::to_string(2 * gemm_vw) + ": micro-tile columns of the cost model's blocked GEMM, 2 vectors of " +
-                             std::to_string(gemm_vw) + " floats (" +
-                             (gemm_vw == 16 ? "AVX-512F" : gemm_vw == 8 ? "AVX" : "SSE") +
-                             " per __builtin_cpu_supports, what -march=native compiles the kernels for), " + measured;
   cpu.source_read_us = 0;
   fitted_later("source_read_us", "first-touch",
                "us per source tensor a group reads: weights, constants and graph inputs start cold after a flush");
   cpu.reduce_step_ns = 0;
   cpu.pool_step_ns = 0;
   cpu.select_step_ns = 0;
-  cpu.im2col_elem_ns = 0;
-  cpu.gemm_pack_elem_ns = 0;
   fitted_later("select_step_ns", "max/min-chain", "ns per reduced element of an emitted ReduceMax/ReduceMin loop");
   fitted_later("pool_step_ns", "pooling-window", "ns per window element of emit/cpu/runtime.h pool()");
   fitted_later("reduce_step_ns", "serial-reduction", "ns per reduced element of an emitted sum/mean/prod reduce loop");
-  fitted_later("gemm_pack_elem_ns", "panel-packing", "ns per element the contraction library packs into its panels");
-  fitted_later("im2col_elem_ns", "im2col", "ns per im2col matrix element of a convolution lowered to a GEMM");
-  // The micro-kernel's fixed cost per run: a few percent of a 256-step K
-  // block, so calibration cannot fit it; measured here and held.
+  // The contraction library's throughput per class and fixed cost per call,
+  // on the threads the kernels run on (costmodel/contraction.h).
+  d.e_contraction = 1.0;
   try {
-    std::string note;
-    cpu.gemm_microkernel_ns = gemm_microkernel_ns(note);
-    d.sources["gemm_microkernel_ns"] = note + ", " + measured + " (calibration holds it)";
-    say("contraction tile: " + fmt(cpu.gemm_microkernel_ns, 3) + " ns per run (" + note + ")");
+    const ContractionProbe cp = probe_contractions(kernel_threads);
+    cpu.contraction_GFLOPs = cp.GFLOPs;
+    cpu.contraction_call_us = cp.call_us;
+    d.sources["contraction_GFLOPs"] = cp.note + ", " + measured;
+    d.sources["contraction_call_us"] =
+        "median over 201 calls of MatMul [1,16] x [16,16] (constant B) through onednn_contractions() of the call's "
+        "time less its primitive's: key, primitive lookup, constant-weight check, stream; " + measured;
+    d.sources["e_contraction"] = "1: the probe's speed (contraction_GFLOPs); fuseplan calibrate fits it as one scale "
+                                 "over all classes, docs/calibration.md";
+    say("contractions: " + cp.note + "; " + fmt(cp.call_us, 3) + " us per call");
   } catch (const Error& e) {
-    cpu.gemm_microkernel_ns = 0;
-    d.sources["gemm_microkernel_ns"] = std::string("0: not measured (") + e.what() + ")";
-    say(std::string("contraction tile cost not measured, term left at 0: ") + e.what());
+    cpu.contraction_GFLOPs = {};
+    cpu.contraction_call_us = 0;
+    d.e_contraction = 0.6;
+    d.sources["contraction_GFLOPs"] = std::string("not measured (") + e.what() + "): contractions at fp32_TFLOPs";
+    d.sources["contraction_call_us"] = std::string("0: not measured (") + e.what() + ")";
+    d.sources["e_contraction"] = "default starting point (0.6 of FP32 peak for GEMM/conv); uncalibrated";
+    say(std::string("contractions not measured, priced at the FP32 peak: ") + e.what());
   }
   // Each transcendental op's own time per element: no training model has
   // every function, and libm's speeds differ (tanhf 3-4× erff), so one
@@ -736,8 +721,6 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   d.sources["e_mem"] = "1.0: bandwidths are measured sustained triad figures, already achievable";
   d.e_cmp = 0.7;
   d.sources["e_cmp"] = "default starting point (0.7 of the measured mul+add peak); uncalibrated";
-  d.e_contraction = 0.6;
-  d.sources["e_contraction"] = "default starting point (0.6 of FP32 peak for GEMM/conv); uncalibrated";
   d.spill_penalty = 1.0;
   d.sources["spill_penalty"] = "default starting point (spills go to L1, charged as traffic x1.0); uncalibrated";
   d.calibrated = false;

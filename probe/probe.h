@@ -90,7 +90,9 @@ struct ProbeResult {
 /// per measurement. `threads` is the thread count the device's kernels will
 /// run on (OMP_NUM_THREADS; 0 = every core): launch_us is the fork-join of a
 /// pool of that many threads (pool_dispatch_us), or with 1 thread, which
-/// forks nothing, timed_call_us(). Everything else is measured on every core.
+/// forks nothing, timed_call_us(); the contraction library's throughput per
+/// class runs on that many threads too (probe/contraction.h). Everything else
+/// is measured on every core.
 ProbeResult run_probe(std::ostream* log, int threads = 0);
 /// run_probe(log).device.
 DeviceSpec probe_host(std::ostream* log);

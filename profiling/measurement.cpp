@@ -147,6 +147,11 @@ std::string record_to_json(const MeasurementRecord& r) {
   ojson p = ojson::object();
   for (const FeatureField& ff : recorded_features()) p[std::string(ff.name)] = f.*ff.member;
   p["graph_bytes"] = f.graph_bytes >= 0 ? ojson(f.graph_bytes) : ojson(nullptr);
+  ojson classes = ojson::object();
+  for (ContractionClass k : contraction_classes())
+    if (const double v = f.contraction_class_flops[static_cast<int>(k)]; v > 0)
+      classes[std::string(contraction_class_name(k))] = v;
+  p["contraction_class_flops"] = std::move(classes);
   ojson t = ojson::object();
   for (const auto& [op, n] : f.transcendental_elems) t[op] = n;
   p["transcendental_elems"] = std::move(t);
@@ -196,9 +201,9 @@ void fill_v1(nlohmann::json& j) {
   fill(j, "dims", json::object());
   fill(j, "threads", 0);
   if (auto p = j.find("predicted"); p != j.end() && p->is_object()) {
-    for (const char* key : {"bytes_read_sources", "spill_bytes_raw", "gemm_calls", "flops_transcendental", "flops_scalar",
-                            "reduction_steps", "select_steps", "pool_steps", "sources_read", "im2col_elems",
-                            "gemm_pack_elems", "gemm_microkernels", "t_mem_us", "t_compute_us", "launch_us"})
+    for (const char* key : {"bytes_read_sources", "spill_bytes_raw", "contraction_calls", "flops_transcendental", "flops_scalar",
+                            "reduction_steps", "select_steps", "pool_steps", "sources_read", "t_mem_us",
+                            "t_compute_us", "launch_us"})
       fill(*p, key, 0.0);
     fill(*p, "occupancy", 1.0);
     if (!p->contains("graph_bytes")) (*p)["graph_bytes"] = nullptr;  // unknown: beyond the LLC
@@ -230,7 +235,26 @@ void to_current_schema(nlohmann::json& j) {
 void read_predicted(const nlohmann::json& p, MeasurementRecord& r) {
   const std::string pc = "measurement.predicted";
   CostFeatures& f = r.features;
-  for (const FeatureField& ff : recorded_features()) f.*ff.member = get<double>(p, std::string(ff.name).c_str(), pc);
+  for (const FeatureField& ff : recorded_features()) {
+    const std::string key(ff.name);
+    // Written since the contraction classes: absent in older records (0 and
+    // no classes: their contractions price at the peak; `fuseplan
+    // refeature` re-derives them).
+    f.*ff.member = ff.member == &CostFeatures::contraction_calls ? get_or<double>(p, key.c_str(), 0.0, pc)
+                                                                 : get<double>(p, key.c_str(), pc);
+  }
+  if (auto cf = p.find("contraction_class_flops"); cf != p.end()) {
+    if (!cf->is_object())
+      throw Error(pc + ": field 'contraction_class_flops' must be an object mapping contraction class to FLOPs, got " +
+                  cf->dump());
+    for (const auto& [name, v] : cf->items()) {
+      const std::optional<ContractionClass> k = contraction_class_named(name);
+      if (!k) throw Error(pc + ": contraction_class_flops['" + name + "']: not a contraction class");
+      if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+        throw Error(pc + ": contraction_class_flops['" + name + "'] must be a number >= 0, got " + v.dump());
+      f.contraction_class_flops[static_cast<int>(*k)] = v.get<double>();
+    }
+  }
   const nlohmann::json& gb = get<nlohmann::json>(p, "graph_bytes", pc);
   f.graph_bytes = gb.is_null() ? -1 : as<double>(gb, "graph_bytes", pc);
   if (!gb.is_null() && !(f.graph_bytes >= 0 && std::isfinite(f.graph_bytes)))

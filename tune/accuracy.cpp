@@ -329,12 +329,12 @@ AccuracyResult accuracy_report(const AccuracyInputs& in) {
          << " |\n";
     }
   }
-  md << "\n## Held-out groups\n\n| model | strategy | group | kind | level | gemm calls | measured us | before us | after us | error after |\n"
+  md << "\n## Held-out groups\n\n| model | strategy | group | kind | level | contraction calls | measured us | before us | after us | error after |\n"
      << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < test.size(); ++i) {
     const auto& r = test[i];
     md << "| " << r.model << " | " << r.strategy << " | " << r.group << " | " << r.kind << " | "
-       << memory_level(r.features.bytes_read + r.features.bytes_written, in.prior) << " | " << f(r.features.gemm_calls, 0)
+       << memory_level(r.features.bytes_read + r.features.bytes_written, in.prior) << " | " << f(r.features.contraction_calls, 0)
        << " | " << f(meas[i], 1) << " | "
        << f(before[i], 1) << " | " << f(after[i], 1) << " | " << f(100 * (after[i] - meas[i]) / meas[i], 0) << "% |\n";
   }

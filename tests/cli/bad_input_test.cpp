@@ -239,11 +239,10 @@ TEST(CliDevice, AFigureFarOutOfRangeIsRefusedNotAHang) {
   expect_refused(search("launch.json", R"("launch_us": 1.7e308)"), "field 'launch_us' must be at most");
   expect_refused(search("src.json", R"("source_read_us": 1e300)"), "field 'source_read_us' must be at most");
   expect_refused(search("stall.json", R"("store_stall_us": 1e300)"), "field 'store_stall_us' must be at most");
-  expect_refused(search("im2col.json", R"("im2col_elem_ns": 1e300)"), "field 'im2col_elem_ns' must be at most");
-  expect_refused(search("pack.json", R"("gemm_pack_elem_ns": -1)"), "field 'gemm_pack_elem_ns' must be >= 0");
-  expect_refused(search("kernel.json", R"("gemm_microkernel_ns": -1)"), "field 'gemm_microkernel_ns' must be >= 0");
-  expect_refused(search("kernel2.json", R"("gemm_microkernel_ns": 1e300)"), "field 'gemm_microkernel_ns' must be at most");
-  expect_refused(search("tile.json", R"("gemm_tile_n": -16)"), "field 'gemm_tile_n' must be from 0 (no padding) to 4096, got -16");
+  expect_refused(search("call.json", R"("contraction_call_us": -1)"), "field 'contraction_call_us' must be >= 0");
+  expect_refused(search("call2.json", R"("contraction_call_us": 1e300)"), "field 'contraction_call_us' must be at most");
+  expect_refused(search("classes.json", R"("contraction_GFLOPs": {"conv_1x1": 50})"),
+                 "contraction_GFLOPs lacks class 'conv_spatial' (give every class or none)");
   expect_refused(search("emem.json", R"("e_mem": 1e-300)"), "field 'e_mem' must be at least");
   expect_refused(search("sm.json", R"("cores": 10000000000)"),
                  "field 'cores' must be an integer from -2147483648 to 2147483647, got 10000000000");
@@ -281,7 +280,7 @@ TEST(CliRecords, AFieldOfTheWrongTypeOrRangeIsRefusedWithItsLine) {
       {record(R"("group": 1e20)"), "measurement: field 'group' must be an integer from 0 to 2147483647, got 1e+20"},
       {record(R"("op_classes": 5)"), "measurement: field 'op_classes' has the wrong type (5)"},
       {record("", R"("level": 3)"), "measurement.predicted: field 'level' has the wrong type (3)"},
-      {record("", R"("gemm_calls": "x")"), "measurement.predicted: field 'gemm_calls' has the wrong type (\"x\")"},
+      {record("", R"("contraction_calls": "x")"), "measurement.predicted: field 'contraction_calls' has the wrong type (\"x\")"},
       {record("", R"("sources_read": -1)"), "measurement.predicted: field 'sources_read' must be a number >= 0, got -1.0"},
       {record("", R"("occupancy": 0)"), "measurement.predicted: field 'occupancy' must be in (0, 1], got 0.0"},
       {record("", R"("graph_bytes": -1)"), "measurement.predicted: field 'graph_bytes' must be a number >= 0, got -1.0"},
@@ -356,7 +355,7 @@ TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
   for (const std::string device : {"host-cpu-1thread.json", "host-cpu-1thread-calibrated.json"}) {
     SCOPED_TRACE(device);
     std::vector<std::string> args = {"calibrate", "--device", devices + "/" + device, "--hold",
-                                     "launch_us,caches[L1].bw_GBps,spill_penalty,im2col_elem_ns", "--statistic", "min",
+                                     "launch_us,caches[L1].bw_GBps,spill_penalty", "--statistic", "min",
                                      "-o", dir + "/cal.json"};  // the holds the shipped calibrated device was fitted with
     for (const auto& e : fs::directory_iterator(results))
       if (e.path().extension() == ".jsonl") args.push_back(e.path().string());

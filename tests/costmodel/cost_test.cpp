@@ -434,140 +434,94 @@ void expect_fixed_term(const Graph& g, const Group& grp, DeviceSpec d, void (*se
   EXPECT_NE(after.breakdown.find(line), std::string::npos) << after.breakdown;
 }
 
-// gemm_calls: the matmul()/conv() entry plus one library gemm() per batch
-// entry of a MatMul and per (image, group) of a Conv (emit/cpu/runtime.h),
-// each entering an OpenMP region; counted by hand below.
-TEST(CostCpu, GemmCallsOfBatchedMatMulAndGroupedConv) {
+// contraction_class(): the class of each kind of contraction node as
+// exec/onednn.cpp runs it, and one library call per contraction node.
+TEST(CostCpu, ContractionClassesOfRepresentativeNodes) {
   GraphBuilder b;
-  NodeId q = b.input("q", {12, 128, 64});
-  NodeId k = b.input("k", {12, 64, 128});
-  NodeId s = b.op("s", "MatMul", OpClass::contraction, {12, 128, 128}, {q, k});  // 12 heads: 12 calls
+  NodeId q = b.input("q", {1, 12, 128, 64});
+  NodeId k = b.input("k", {1, 12, 64, 128});
+  NodeId s = b.op("s", "MatMul", OpClass::contraction, {1, 12, 128, 128}, {q, k});  // B batched: batched
   NodeId a = b.input("a", {2, 3, 8, 16});
   NodeId w = b.weight("w", {16, 4});
-  NodeId y = b.op("y", "MatMul", OpClass::contraction, {2, 3, 8, 4}, {a, w});  // batch 2·3 broadcast over w: 6
+  NodeId y = b.op("y", "MatMul", OpClass::contraction, {2, 3, 8, 4}, {a, w});  // one GEMM of M 2·3·8 = 48: square
   NodeId v = b.input("v", {16});
   NodeId m = b.input("m", {3, 16, 4});
-  NodeId z = b.op("z", "MatMul", OpClass::contraction, {3, 4}, {v, m});  // 1-D A (M = 1), batch 3: 3
-  NodeId x = b.input("x", {2, 144, 14, 14});
-  NodeId dw = b.weight("dw", {144, 1, 3, 3});
-  NodeId c = b.op("c", "Conv", OpClass::contraction, {2, 144, 14, 14}, {x, dw},
-                  {{"group", AttrValue{int64_t{144}}}, {"pads", AttrValue{std::vector<int64_t>{1, 1, 1, 1}}}});  // 2·144
-  NodeId r = b.op("r", "Relu", OpClass::elementwise, {2, 144, 14, 14}, {c});
-  NodeId p = b.input("p", {128, 768});
+  NodeId z = b.op("z", "MatMul", OpClass::contraction, {3, 4}, {v, m});  // 1-D A, B batch 3: batched
+  NodeId p = b.input("p", {1, 768});
   NodeId pw = b.weight("pw", {768, 768});
-  NodeId mm = b.op("mm", "MatMul", OpClass::contraction, {128, 768}, {p, pw});  // plain 2-D: 1
-  Graph g = b.finish({s, y, z, r, mm});
-  DeviceSpec d = testing::cpu_spec();
-  EXPECT_EQ(d.cpu->gemm_call_us, 0);  // default: no per-call term, predictions unchanged
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_calls, 1 + 12);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"y"}), d).gemm_calls, 1 + 6);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"z"}), d).gemm_calls, 1 + 3);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c", "r"}), d).gemm_calls, 1 + 288);  // the Relu epilogue adds none
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"r"}), d).gemm_calls, 0);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"mm"}), d).gemm_calls, 1 + 1);
+  NodeId sk = b.op("sk", "MatMul", OpClass::contraction, {1, 768}, {p, pw});  // M 1: skinny
+  NodeId t = b.input("t", {4, 128, 768});
+  NodeId tl = b.op("tl", "MatMul", OpClass::contraction, {4, 128, 768}, {t, pw});  // M 512: tall
+  NodeId sq16 = b.input("sq16", {17, 768});
+  NodeId sq = b.op("sq", "MatMul", OpClass::contraction, {17, 768}, {sq16, pw});  // M 17: square
+  NodeId x = b.input("x", {1, 144, 14, 14});
+  NodeId dw = b.weight("dw", {144, 1, 3, 3});
+  auto pads1 = AttrValue{std::vector<int64_t>{1, 1, 1, 1}};
+  NodeId c = b.op("c", "Conv", OpClass::contraction, {1, 144, 14, 14}, {x, dw},
+                  {{"group", AttrValue{int64_t{144}}}, {"pads", pads1}});  // depthwise
+  NodeId r = b.op("r", "Relu", OpClass::elementwise, {1, 144, 14, 14}, {c});
+  NodeId gw = b.weight("gw", {144, 36, 3, 3});
+  NodeId cg = b.op("cg", "Conv", OpClass::contraction, {1, 144, 14, 14}, {x, gw},
+                   {{"group", AttrValue{int64_t{4}}}, {"pads", pads1}});  // grouped
+  NodeId w1 = b.weight("w1", {32, 144, 1, 1});
+  NodeId c1 = b.op("c1", "Conv", OpClass::contraction, {1, 32, 7, 7}, {x, w1},
+                   {{"strides", AttrValue{std::vector<int64_t>{2, 2}}}});  // 1x1 (strided too)
+  NodeId w3 = b.weight("w3", {16, 144, 3, 3});
+  NodeId c3 = b.op("c3", "Conv", OpClass::contraction, {1, 16, 14, 14}, {x, w3}, {{"pads", pads1}});  // spatial
+  Graph g = b.finish({s, y, z, sk, tl, sq, r, cg, c1, c3});
+  using C = ContractionClass;
+  for (const auto& [name, cls] : {std::pair{"s", C::matmul_batched}, {"y", C::gemm_square}, {"z", C::matmul_batched},
+                                  {"sk", C::gemm_skinny}, {"tl", C::gemm_tall}, {"sq", C::gemm_square},
+                                  {"c", C::conv_depthwise}, {"cg", C::conv_grouped}, {"c1", C::conv_1x1},
+                                  {"c3", C::conv_spatial}}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(contraction_class(g, g.find(name)), cls);
+  }
+  EXPECT_EQ(contraction_class(g, g.find("r")), std::nullopt);
+  EXPECT_EQ(contraction_class_name(C::conv_depthwise), "conv_depthwise");
+  EXPECT_EQ(contraction_class_named("gemm_tall"), C::gemm_tall);
+  EXPECT_EQ(contraction_class_named("gemm_micro"), std::nullopt);
+  // The features: FLOPs under the node's class, one call per contraction.
+  const DeviceSpec d = testing::cpu_spec();
+  const CostFeatures f = cost_features(g, make_group(g, {"c", "r"}), d);
+  EXPECT_DOUBLE_EQ(f.contraction_class_flops[static_cast<int>(C::conv_depthwise)], 2.0 * 144 * 196 * 9);
+  EXPECT_DOUBLE_EQ(f.flops_contraction, 2.0 * 144 * 196 * 9);
+  EXPECT_DOUBLE_EQ(f.contraction_calls, 1);  // the Relu epilogue adds none
+  EXPECT_DOUBLE_EQ(cost_features(g, make_group(g, {"r"}), d).contraction_calls, 0);
   GroupCost c0 = cost(g, make_group(g, {"s"}), d);
-  EXPECT_DOUBLE_EQ(c0.t_calls_us, 0);
-  EXPECT_DOUBLE_EQ(c0.predicted_us, std::max(c0.t_mem_us, c0.t_compute_us) + 5);
-  // 2 us per call: 13 calls add 26 us outside the roofline max, like launch.
-  expect_fixed_term(g, make_group(g, {"s"}), d, [](DeviceSpec& x) { x.cpu->gemm_call_us = 2; }, 26,
-                    "gemm_calls = 13 × 2.000 us = 26.000 us");
+  EXPECT_DOUBLE_EQ(c0.contraction_calls, 1);
+  EXPECT_DOUBLE_EQ(c0.t_calls_us, 0);  // default: no per-call term
+  // 2 us per call, outside the roofline max, like launch.
+  expect_fixed_term(g, make_group(g, {"s"}), d, [](DeviceSpec& x) { x.cpu->contraction_call_us = 2; }, 2,
+                    "contraction_calls = 1 × 2.000 us = 2.000 us");
 }
 
-// im2col_elems: the elements conv_epilogue writes into its im2col matrix,
-// N·C·kernel volume·output pixels; none for a 1×1, stride-1, unpadded conv
-// (the GEMM reads x itself). Priced at im2col_elem_ns outside the roofline.
-TEST(CostCpu, Im2colElementsOfPaddedStridedAndPointwiseConvs) {
+// The contraction term at the class throughput: a depthwise conv of 2·144·196·9
+// = 508032 FLOPs at 8 GFLOP/s is 63.504 us; with e_contraction 0.5, 127.008.
+// Without the table (or for a record without classes) the FLOPs go at
+// fp32_TFLOPs · e_contraction: 508032 / (1 TFLOP/s · 0.5) = 1.016064 us.
+TEST(CostCpu, ContractionTermAtTheClassThroughput) {
   GraphBuilder b;
-  NodeId x = b.input("x", {1, 1, 28, 28});
-  NodeId w5 = b.weight("w5", {8, 1, 5, 5});
-  NodeId c5 = b.op("c5", "Conv", OpClass::contraction, {1, 8, 28, 28}, {x, w5},
-                   {{"pads", AttrValue{std::vector<int64_t>{2, 2, 2, 2}}}});  // 1·1·25·784 = 19600
-  NodeId x2 = b.input("x2", {2, 16, 14, 14});
-  NodeId w1 = b.weight("w1", {32, 16, 1, 1});
-  NodeId c1 = b.op("c1", "Conv", OpClass::contraction, {2, 32, 14, 14}, {x2, w1});  // identity: 0
-  NodeId w1s = b.weight("w1s", {32, 16, 1, 1});
-  NodeId c1s = b.op("c1s", "Conv", OpClass::contraction, {2, 32, 7, 7}, {x2, w1s},
-                    {{"strides", AttrValue{std::vector<int64_t>{2, 2}}}});  // 2·16·1·49 = 1568
-  NodeId dw = b.weight("dw", {16, 1, 3, 3});
-  NodeId cd = b.op("cd", "Conv", OpClass::contraction, {2, 16, 14, 14}, {x2, dw},
-                   {{"group", AttrValue{int64_t{16}}}, {"pads", AttrValue{std::vector<int64_t>{1, 1, 1, 1}}}});
-  NodeId r = b.op("r", "Relu", OpClass::elementwise, {2, 16, 14, 14}, {cd});  // cd: 2·16·9·196 = 56448
-  Graph g = b.finish({c5, c1, c1s, r});
+  NodeId x = b.input("x", {1, 144, 14, 14});
+  NodeId dw = b.weight("dw", {144, 1, 3, 3});
+  NodeId c = b.op("c", "Conv", OpClass::contraction, {1, 144, 14, 14}, {x, dw},
+                  {{"group", AttrValue{int64_t{144}}}, {"pads", AttrValue{std::vector<int64_t>{1, 1, 1, 1}}}});
+  Graph g = b.finish({c});
   DeviceSpec d = testing::cpu_spec();
-  EXPECT_EQ(d.cpu->im2col_elem_ns, 0);  // default: no im2col term
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c5"}), d).im2col_elems, 19600);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c1"}), d).im2col_elems, 0);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"c1s"}), d).im2col_elems, 1568);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"cd", "r"}), d).im2col_elems, 56448);
-  // 19600 × 1.5 ns = 29.4 us.
-  expect_fixed_term(g, make_group(g, {"c5"}), d, [](DeviceSpec& x) { x.cpu->im2col_elem_ns = 1.5; }, 29.4,
-                    "im2col = 19600 elements × 1.500 ns = 29.400 us");
-  // The pass is work, not latency: past the 5 us dispatch it makes the conv
-  // compute-bound, not launch-bound.
-  d.cpu->im2col_elem_ns = 1.5;
-  GroupCost ci = cost(g, make_group(g, {"c5"}), d);
-  ASSERT_GT(ci.t_im2col_us, d.launch_us);
-  EXPECT_EQ(ci.bound, "compute");
-}
-
-// gemm_pack_elems: per gemm() call of M × N × K on 6 × 16 tiles, each block
-// of 96 rows × 384 columns of C packs B's K × (columns rounded up to 16) and
-// A's (rows rounded up to 6) × K. Hand-computed for a GEMV (M = 1) and a
-// 2-head batched MatMul with two row blocks.
-TEST(CostCpu, GemmPackElementsOfAGemvAndABatchedMatMul) {
-  GraphBuilder b;
-  NodeId v = b.input("v", {1, 256});
-  NodeId wv = b.weight("wv", {256, 10});
-  NodeId gv = b.op("gv", "MatMul", OpClass::contraction, {1, 10}, {v, wv});  // 256 · (16 + 6) = 5632
-  NodeId q = b.input("q", {2, 128, 64});
-  NodeId k = b.input("k", {2, 64, 400});
-  NodeId s = b.op("s", "MatMul", OpClass::contraction, {2, 128, 400}, {q, k});
-  // Per head: M 128 = 2 row blocks, N 400 = 2 column blocks (384 + 16):
-  // B 64 · 2 · 400 = 51200, A 64 · 2 · 132 = 16896; 2 heads: 136192.
-  Graph g = b.finish({gv, s});
-  DeviceSpec d = testing::cpu_spec();
-  d.cpu->gemm_tile_m = 6;
-  d.cpu->gemm_tile_n = 16;
-  EXPECT_EQ(d.cpu->gemm_pack_elem_ns, 0);  // default: no packing term
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 5632);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_pack_elems, 136192);
-  // 5632 × 0.5 ns = 2.816 us.
-  expect_fixed_term(g, make_group(g, {"gv"}), d, [](DeviceSpec& x) { x.cpu->gemm_pack_elem_ns = 0.5; }, 2.816,
-                    "gemm_pack = 5632 elements × 0.500 ns = 2.816 us");
-  // Without a micro-tile (GPU devices) there is no packing to count.
-  d.cpu->gemm_tile_m = d.cpu->gemm_tile_n = 0;
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_pack_elems, 0);
-}
-
-// gemm_microkernels: per gemm() call, one micro-kernel run per 6 × 16 tile of
-// C per K block of 256: ceil(M/6) · ceil(N/16) · ceil(K/256). Hand-computed
-// for distilbert_tiny's 128 × 2 × 2 GEMM (22 runs), a GEMV with K = 600
-// (1 · 1 · 3 runs) and a 2-head batched MatMul (per head 22 · 25 · 1).
-TEST(CostCpu, GemmMicrokernelRunsOfSmallAndBatchedGemms) {
-  GraphBuilder b;
-  NodeId x = b.input("x", {128, 2});
-  NodeId w = b.weight("w", {2, 2});
-  NodeId t = b.op("t", "MatMul", OpClass::contraction, {128, 2}, {x, w});  // 22 · 1 · 1
-  NodeId v = b.input("v", {1, 600});
-  NodeId wv = b.weight("wv", {600, 10});
-  NodeId gv = b.op("gv", "MatMul", OpClass::contraction, {1, 10}, {v, wv});  // 1 · 1 · 3
-  NodeId q = b.input("q", {2, 128, 64});
-  NodeId k = b.input("k", {2, 64, 400});
-  NodeId s = b.op("s", "MatMul", OpClass::contraction, {2, 128, 400}, {q, k});  // 2 · 22 · 25 · 1 = 1100
-  Graph g = b.finish({t, gv, s});
-  DeviceSpec d = testing::cpu_spec();
-  d.cpu->gemm_tile_m = 6;
-  d.cpu->gemm_tile_n = 16;
-  EXPECT_EQ(d.cpu->gemm_microkernel_ns, 0);  // default: no per-run term
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"t"}), d).gemm_microkernels, 22);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"gv"}), d).gemm_microkernels, 3);
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"s"}), d).gemm_microkernels, 1100);
-  // 22 × 45 ns = 0.99 us.
-  expect_fixed_term(g, make_group(g, {"t"}), d, [](DeviceSpec& x) { x.cpu->gemm_microkernel_ns = 45; }, 0.99,
-                    "gemm_microkernel = 22 runs × 45.000 ns = 0.990 us");
-  // Without a micro-tile (GPU devices) there are no runs to count.
-  d.cpu->gemm_tile_m = d.cpu->gemm_tile_n = 0;
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"t"}), d).gemm_microkernels, 0);
+  d.e_contraction = 0.5;
+  const Group grp = make_group(g, {"c"});
+  EXPECT_NEAR(price(cost_features(g, grp, d), d).raw[static_cast<int>(TermId::contraction)], 1.016064, 1e-12);
+  d.cpu->contraction_GFLOPs = {50, 60, 8, 20, 5, 40, 45, 30};
+  const CostFeatures f = cost_features(g, grp, d);
+  EXPECT_NEAR(price(f, d).raw[static_cast<int>(TermId::contraction)], 127.008, 1e-9);
+  const GroupCost gc = cost(g, grp, d, true);
+  EXPECT_NEAR(gc.t_compute_us, 127.008, 1e-9);  // no other FLOPs
+  EXPECT_NE(gc.breakdown.find("contraction (conv_depthwise 508032 / 8.0 GFLOP/s) / e_contraction 0.50"),
+            std::string::npos)
+      << gc.breakdown;
+  CostFeatures unclassed = f;
+  unclassed.contraction_class_flops = {};
+  EXPECT_NEAR(price(unclassed, d).raw[static_cast<int>(TermId::contraction)], 1.016064, 1e-12);
 }
 
 // sources_read: the weights, constants and graph inputs a group reads, each
@@ -671,36 +625,6 @@ TEST(CostCpu, WritesBeyondTheStoreBufferAtTheWriteAllocateBandwidth) {
   // No stall without a write-allocate bandwidth (the default CPU pricing).
   d.cpu->write_allocate_bw_GBps = 0;
   EXPECT_DOUBLE_EQ(cost(big, make_group(big, {"y"}), d).t_store_stall_us, 0);
-}
-
-// GEMM micro-tile: with gemm_tile_m × gemm_tile_n set, each gemm() call's
-// FLOPs are priced at M and N rounded up to whole tiles (the CPU backend
-// computes whole 6 × 2·VW tiles on zero-padded panels), counted by hand.
-TEST(CostCpu, ContractionFlopsArePaddedToWholeGemmMicroTiles) {
-  GraphBuilder b;
-  NodeId p = b.input("p", {2, 128, 128});
-  NodeId v = b.input("v", {2, 128, 1});
-  NodeId av = b.op("av", "MatMul", OpClass::contraction, {2, 128, 1}, {p, v});  // 2 calls of M 128, N 1, K 128
-  NodeId x = b.input("x", {1, 8, 10, 10});
-  NodeId w = b.weight("w", {8, 1, 3, 3});
-  NodeId dw = b.op("dw", "Conv", OpClass::contraction, {1, 8, 10, 10}, {x, w},
-                   {{"group", AttrValue{int64_t{8}}}, {"pads", AttrValue{std::vector<int64_t>{1, 1, 1, 1}}}});
-  Graph g = b.finish({av, dw});
-  DeviceSpec d = testing::cpu_spec();
-  EXPECT_EQ(d.cpu->gemm_tile_m, 0);  // default: no padding
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"av"}), d).flops, 2 * 2 * 128 * 128);          // 65536
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"dw"}), d).flops, 2 * 8 * 100 * 9);            // 14400
-  d.cpu->gemm_tile_m = 6;
-  d.cpu->gemm_tile_n = 16;
-  // M 128 -> 132 (22 tiles of 6), N 1 -> 16: × 132/128 × 16 = 16.5.
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"av"}), d).flops, 65536 * 16.5);
-  // Depthwise: 8 calls of M 1 (channels per group) -> 6, N 100 pixels -> 112: × 6.72.
-  EXPECT_DOUBLE_EQ(cost(g, make_group(g, {"dw"}), d).flops, 14400 * 6 * 1.12);
-  EXPECT_DOUBLE_EQ(costmodel_detail::gemm_tile_padding(128, 1, 6, 16), 16.5);
-  EXPECT_DOUBLE_EQ(costmodel_detail::gemm_tile_padding(96, 32, 6, 16), 1);
-  EXPECT_NE(cost(g, make_group(g, {"av"}), d, true).breakdown.find("[whole 6 × 16 gemm micro-tiles]"), std::string::npos);
-  // The features carry the padded FLOPs (calibration fits what cost() prices).
-  EXPECT_DOUBLE_EQ(cost_features(g, make_group(g, {"av"}), d).flops_contraction, 65536 * 16.5);
 }
 
 // Transcendental FLOPs (Tanh: 16 per element) at e_transcendental when set;

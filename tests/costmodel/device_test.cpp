@@ -30,8 +30,7 @@ const char* const kGpuFigures[] = {"sm_count",           "l2_bytes",          "t
                                    "regs_per_sm",        "max_regs_per_thread", "smem_per_sm_bytes",
                                    "smem_per_block_bytes", "max_threads_per_sm", "threads_per_block",
                                    "elems_per_thread",   "graph_launch_us",   "min_occupancy_for_full_bw"};
-const char* const kCpuFigures[] = {"cores",       "caches",      "vector_regs",        "vector_lanes",
-                                   "gemm_tile_m", "gemm_tile_n", "store_buffer_bytes"};
+const char* const kCpuFigures[] = {"cores", "caches", "vector_regs", "vector_lanes", "store_buffer_bytes"};
 
 fs::path temp_file(const std::string& name, const std::string& text) {
   const fs::path dir = fs::temp_directory_path() / ("fuseplan_device_test_" + std::to_string(::getpid()));
@@ -90,8 +89,7 @@ void expect_same(const DeviceSpec& a, const DeviceSpec& b) {
     }
     EXPECT_EQ(x.vector_regs, y.vector_regs);
     EXPECT_EQ(x.vector_lanes, y.vector_lanes);
-    EXPECT_EQ(x.gemm_tile_m, y.gemm_tile_m);
-    EXPECT_EQ(x.gemm_tile_n, y.gemm_tile_n);
+    EXPECT_EQ(x.contraction_GFLOPs, y.contraction_GFLOPs);
     EXPECT_EQ(x.store_buffer_bytes, y.store_buffer_bytes);
     EXPECT_EQ(x.transcendental_ns, y.transcendental_ns);
   }
@@ -130,6 +128,7 @@ TEST(Device, EveryConfigLoadsWithSourcesAndRoundTrips) {
     if (d.cpu) figures.insert(figures.end(), std::begin(kCpuFigures), std::end(kCpuFigures));
     for (const fuseplan::CostTerm& t : fuseplan::cost_terms())
       if (t.field && t.field(const_cast<DeviceSpec&>(d))) figures.emplace_back(t.parameter);
+    if (d.cpu && d.cpu->has_contraction_table()) figures.emplace_back("contraction_GFLOPs");
     for (const std::string& f : figures) {
       auto it = d.sources.find(f);
       ASSERT_NE(it, d.sources.end()) << "no source for " << f;
@@ -285,6 +284,44 @@ TEST(Device, TranscendentalTableIsCpuOnlyAndNamesKnownOps) {
   EXPECT_NE(msg.find("'transcendental_ns' is for CPU devices"), std::string::npos) << msg;
 }
 
+// The probe's contraction table (CpuSpec::contraction_GFLOPs): every class
+// of costmodel/contraction.h or none; round-trips; a partial table, an
+// unknown class or a throughput out of (0, 1e9] is one named error.
+TEST(Device, ContractionTableGivesEveryClass) {
+  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu")));
+  nlohmann::json full = nlohmann::json::object();
+  double v = 10;
+  for (fuseplan::ContractionClass k : fuseplan::contraction_classes())
+    full[std::string(fuseplan::contraction_class_name(k))] = v += 5;
+  {
+    nlohmann::json t = cpu;
+    t["contraction_GFLOPs"] = full;
+    const DeviceSpec d = fuseplan::load_device(temp_file("cg.json", t.dump()).string());
+    ASSERT_TRUE(d.cpu->has_contraction_table());
+    EXPECT_EQ(d.cpu->contraction_GFLOPs[static_cast<int>(fuseplan::ContractionClass::conv_1x1)], 15);
+    EXPECT_EQ(d.cpu->contraction_GFLOPs[static_cast<int>(fuseplan::ContractionClass::matmul_batched)], 50);
+    const DeviceSpec back = fuseplan::load_device(temp_file("cg2.json", fuseplan::device_to_json(d)).string());
+    EXPECT_EQ(back.cpu->contraction_GFLOPs, d.cpu->contraction_GFLOPs);
+  }
+  EXPECT_FALSE(fuseplan::load_device("host-cpu").cpu->has_contraction_table());  // absent: none
+  nlohmann::json partial = full;
+  partial.erase("gemm_tall");
+  nlohmann::json unknown = full;
+  unknown["gemm_micro"] = 1.0;
+  nlohmann::json negative = full;
+  negative["conv_1x1"] = -1.0;
+  for (const auto& [table, needle] :
+       {std::pair<nlohmann::json, const char*>{partial, "contraction_GFLOPs lacks class 'gemm_tall'"},
+        {unknown, "contraction_GFLOPs['gemm_micro']: not a contraction class"},
+        {negative, "contraction_GFLOPs['conv_1x1'] must be a number of GFLOP/s in (0, 1e9]"},
+        {nlohmann::json::array({1, 2}), "'contraction_GFLOPs' must be an object"}}) {
+    nlohmann::json t = cpu;
+    t["contraction_GFLOPs"] = table;
+    const std::string msg = thrown_message(temp_file("badcg.json", t.dump()).string());
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  }
+}
+
 TEST(Device, DataDirHonoursEnvironment) {
   const char* old = std::getenv("FUSEPLAN_DATA_DIR");
   const std::string saved = old ? old : "";
@@ -308,13 +345,14 @@ TEST(Device, DataDirHonoursEnvironment) {
 TEST(Device, AFieldOfTheOtherKindIsRefusedByName) {
   const nlohmann::json gpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("h100-sxm")));
   const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu")));
-  EXPECT_FALSE(gpu.contains("gemm_call_us"));
+  EXPECT_FALSE(gpu.contains("contraction_call_us"));
   EXPECT_FALSE(gpu.contains("caches"));
   EXPECT_FALSE(cpu.contains("sm_count"));
   EXPECT_FALSE(cpu.contains("l2_bytes"));
   EXPECT_EQ(cpu.at("cores"), 2);
   for (const auto& [base, key, needle] :
-       {std::tuple<nlohmann::json, const char*, const char*>{gpu, "gemm_call_us", "field 'gemm_call_us' is for CPU devices"},
+       {std::tuple<nlohmann::json, const char*, const char*>{gpu, "contraction_call_us", "field 'contraction_call_us' is for CPU devices"},
+        {gpu, "contraction_GFLOPs", "field 'contraction_GFLOPs' is for CPU devices"},
         {gpu, "reduce_step_ns", "field 'reduce_step_ns' is for CPU devices"},
         {gpu, "vector_lanes", "field 'vector_lanes' is for CPU devices"},
         {cpu, "sm_count", "field 'sm_count' is for GPU devices (a cpu device gives its cores as 'cores')"},
@@ -346,7 +384,7 @@ TEST(Device, EveryTermParameterRoundTripsThroughTheTable) {
       v += 0.0625;
       ++set;
     }
-    EXPECT_EQ(set, d.is_gpu() ? 5 : 17);  // GPU: dram, spill, e_contraction, e_cmp, launch
+    EXPECT_EQ(set, d.is_gpu() ? 5 : 14);  // GPU: dram, spill, e_contraction, e_cmp, launch
     const DeviceSpec back = fuseplan::load_device(temp_file(std::string(name) + "-terms.json", fuseplan::device_to_json(d)).string());
     v = 0.125;
     for (const fuseplan::CostTerm& t : fuseplan::cost_terms()) {

@@ -23,8 +23,6 @@ using testing::make_group;
 // development VM's calibrations gave).
 DeviceSpec priced_cpu() {
   DeviceSpec d = testing::cpu_spec();
-  d.cpu->gemm_tile_m = 6;
-  d.cpu->gemm_tile_n = 16;
   d.cpu->vector_lanes = 8;
   d.cpu->write_allocate_bw_GBps = 25;
   d.cpu->store_buffer_bytes = 2048;
@@ -33,12 +31,13 @@ DeviceSpec priced_cpu() {
   d.cpu->reduce_step_ns = 0.5;
   d.cpu->select_step_ns = 1.25;
   d.cpu->pool_step_ns = 2;
-  d.cpu->gemm_call_us = 0.75;
-  d.cpu->gemm_pack_elem_ns = 0.3;
-  d.cpu->gemm_microkernel_ns = 40;
+  d.cpu->contraction_call_us = 0.75;
+  // GFLOP/s per class in ContractionClass order: 1x1, spatial, depthwise,
+  // grouped, skinny, square, tall, batched.
+  d.cpu->contraction_GFLOPs = {50, 60, 10, 20, 5, 40, 45, 30};
+  d.e_contraction = 0.8;
   d.cpu->source_read_us = 0.2;
   d.cpu->libm_cold_us = 0.875;
-  d.cpu->im2col_elem_ns = 0.4;
   d.spill_penalty = 1.5;
   return d;
 }
@@ -52,6 +51,7 @@ CostFeatures every_feature() {
           .occupancy = 0.125,
           .graph_bytes = 1e9,
           .flops_contraction = 4e8,
+          .contraction_class_flops = {0, 3e8, 0, 0, 0, 1e8, 0, 0},  // conv_spatial, gemm_square
           .flops_other = 6e6,
           .flops_transcendental = 2e6,
           .transcendental_elems = {{"Exp", 1.5e5}, {"Tanh", 5e4}},
@@ -59,12 +59,9 @@ CostFeatures every_feature() {
           .reduction_steps = 7e5,
           .select_steps = 1e5,
           .pool_steps = 9e4,
-          .gemm_calls = 13,
-          .gemm_pack_elems = 5632,
-          .gemm_microkernels = 220,
+          .contraction_calls = 13,
           .sources_read = 3,
-          .libm_routines = 0,
-          .im2col_elems = 19600};
+          .libm_routines = 0};
 }
 
 TEST(Terms, TheTableIsConsistent) {
@@ -86,7 +83,6 @@ TEST(Terms, TheTableIsConsistent) {
       EXPECT_EQ(terms[i - 1].regime, t.regime);
       EXPECT_EQ(terms[i - 1].in_ns, t.in_ns);  // one partial sum, one unit
     }
-    if (t.work) EXPECT_EQ(t.regime, Regime::fixed);
     if (i > 0) EXPECT_LE(static_cast<int>(terms[i - 1].regime), static_cast<int>(t.regime)) << "regimes in order";
   }
 }
@@ -119,7 +115,7 @@ TEST(Terms, EachCalibrationColumnPricesAsItsFormula) {
       }
       ++priced;
     }
-    EXPECT_EQ(priced, d.is_gpu() ? 5 : 18);  // GPU: memory, contraction, other, transcendental, launch
+    EXPECT_EQ(priced, d.is_gpu() ? 5 : 15);  // GPU: memory, contraction, other, transcendental, launch
   }
 }
 
@@ -133,9 +129,8 @@ TEST(Terms, PriceSumsEachRegimeInTableOrder) {
   const double t_mem = raw(TermId::level) + raw(TermId::source_bytes) + raw(TermId::write_allocate) + raw(TermId::spill);
   const double t_compute = raw(TermId::contraction) + (raw(TermId::other) + raw(TermId::transcendental)) +
                            (raw(TermId::reduce_steps) + raw(TermId::select_steps) + raw(TermId::pool_steps)) * 1e-3;
-  const double fixed = raw(TermId::launch) + raw(TermId::gemm_calls) + raw(TermId::gemm_pack) * 1e-3 +
-                       raw(TermId::gemm_microkernel) * 1e-3 + raw(TermId::sources_read) + raw(TermId::store_stall) +
-                       raw(TermId::libm_cold) + raw(TermId::im2col) * 1e-3;
+  const double fixed = raw(TermId::launch) + raw(TermId::contraction_calls) + raw(TermId::sources_read) +
+                       raw(TermId::store_stall) + raw(TermId::libm_cold);
   EXPECT_EQ(p.t_mem_us, t_mem);
   EXPECT_EQ(p.t_compute_us, t_compute);
   EXPECT_EQ(p.fixed_us, fixed);
@@ -143,7 +138,10 @@ TEST(Terms, PriceSumsEachRegimeInTableOrder) {
   EXPECT_EQ(predict_us(f, d), p.predicted_us);
   // Hand-checked terms: 13 calls × 0.75 us; the libm routines of Exp and
   // Tanh (expf, tanhf) cold once each beyond the LLC; one store stall.
-  EXPECT_DOUBLE_EQ(raw(TermId::gemm_calls), 9.75);
+  EXPECT_DOUBLE_EQ(raw(TermId::contraction_calls), 9.75);
+  // Contractions at their classes' throughput: 3e8 FLOPs of conv_spatial at
+  // 60 GFLOP/s (5000 us) and 1e8 of gemm_square at 40 (2500 us), / 0.8.
+  EXPECT_DOUBLE_EQ(raw(TermId::contraction), 7500 / 0.8);
   EXPECT_DOUBLE_EQ(p.amount[static_cast<int>(TermId::libm_cold)], 2);
   EXPECT_DOUBLE_EQ(raw(TermId::libm_cold), 1.75);
   EXPECT_DOUBLE_EQ(raw(TermId::store_stall), 0.125);
@@ -176,10 +174,9 @@ TEST(Terms, TheBreakdownNamesEveryPricedFixedTermInTableOrder) {
   const std::string& text = gc.breakdown;
   std::size_t at = 0;
   for (const auto& [line, us] :
-       {std::pair<const char*, double>{"launch = ", gc.launch_us}, {"gemm_calls = ", gc.t_calls_us},
-        {"gemm_pack = ", gc.t_pack_us}, {"gemm_microkernel = ", gc.t_microkernel_us},
+       {std::pair<const char*, double>{"launch = ", gc.launch_us}, {"contraction_calls = ", gc.t_calls_us},
         {"sources_read = ", gc.t_sources_us}, {"store_stall = ", gc.t_store_stall_us},
-        {"libm_cold = ", gc.t_libm_cold_us}, {"im2col = ", gc.t_im2col_us}}) {
+        {"libm_cold = ", gc.t_libm_cold_us}}) {
     SCOPED_TRACE(line);
     EXPECT_GT(us, 0);
     const std::size_t found = text.find(line, at);
@@ -189,9 +186,11 @@ TEST(Terms, TheBreakdownNamesEveryPricedFixedTermInTableOrder) {
   EXPECT_NE(text.find("libm_cold = 1 routine(s) × 0.875 us = 0.875 us"), std::string::npos) << text;
   EXPECT_NE(text.find("store_stall = 0.125 us"), std::string::npos) << text;
   EXPECT_NE(text.find(", of which transcendental "), std::string::npos) << text;
+  // The 3x3 conv's 2·16·64·64·8·9 FLOPs at conv_spatial's 60 GFLOP/s / 0.8.
+  EXPECT_NE(text.find("contraction (conv_spatial 9437184 / 60.0 GFLOP/s) / e_contraction 0.80"), std::string::npos)
+      << text;
   EXPECT_DOUBLE_EQ(gc.predicted_us, std::max(gc.t_mem_us, gc.t_compute_us) + gc.launch_us + gc.t_calls_us +
-                                        gc.t_pack_us + gc.t_microkernel_us + gc.t_sources_us + gc.t_store_stall_us +
-                                        gc.t_libm_cold_us + gc.t_im2col_us);
+                                        gc.t_sources_us + gc.t_store_stall_us + gc.t_libm_cold_us);
 }
 
 }  // namespace

@@ -8,8 +8,9 @@
 #include <sstream>
 
 #include "probe/probe.h"
-#include "probe/gemm.h"
+#include "probe/contraction.h"
 #include "probe/transcendental.h"
+#include "tests/costmodel/cost_test_util.h"
 
 TEST(Probe, HostInfoHasCoresAndCaches) {
   const fuseplan::HostInfo h = fuseplan::host_info();
@@ -98,16 +99,49 @@ TEST(Probe, DeviceJsonRoundTrips) {
   EXPECT_EQ(back.sources, d.sources);
 }
 
-// The contraction-tile probe times oneDNN matmuls (exec/onednn.h) in this
-// process: a tile's fixed cost is a non-negative number of nanoseconds, well
-// under a microsecond, and the note says how it was taken.
-TEST(Probe, GemmMicroKernelRunCostIsMeasured) {
-  std::string note;
-  const double ns = fuseplan::gemm_microkernel_ns(note);
-  EXPECT_GE(ns, 0);
-  EXPECT_LT(ns, 1000);
-  EXPECT_NE(note.find("ns per 6 x 16 tile of C at K = 1"), std::string::npos) << note;
-  EXPECT_NE(note.find("oneDNN "), std::string::npos) << note;
+// Each probe shape is of the class it measures, as the cost model
+// classifies the node (costmodel/contraction.h: one place decides it).
+TEST(Probe, EachContractionShapeIsOfItsClass) {
+  using namespace fuseplan;
+  std::array<int, kContractionClassCount> shapes_per_class{};
+  for (const ProbeShape& s : probe_shapes()) {
+    SCOPED_TRACE(s.origin);
+    fuseplan::testing::GraphBuilder b;
+    const NodeId a = b.input("a", s.a), w = b.weight("w", s.b);
+    std::map<std::string, AttrValue> attrs;
+    if (s.conv) {
+      attrs = {{"group", AttrValue{s.group}}, {"strides", AttrValue{std::vector<int64_t>{s.stride, s.stride}}},
+               {"pads", AttrValue{std::vector<int64_t>(4, s.pad)}}};
+    }
+    const NodeId y = b.op("y", s.conv ? "Conv" : "MatMul", OpClass::contraction, probe_shape_output(s), {a, w}, attrs);
+    const Graph g = b.finish({y});
+    EXPECT_EQ(contraction_class(g, y), s.cls);
+    EXPECT_DOUBLE_EQ(probe_shape_flops(s), primitive_flops(g, y));
+    ++shapes_per_class[static_cast<int>(s.cls)];
+  }
+  for (int n : shapes_per_class) {
+    EXPECT_GE(n, 1);
+    EXPECT_LE(n, 3);
+  }
+}
+
+// The contraction probe times oneDNN (exec/onednn.h) in this process on one
+// thread: every class gets a throughput between 0.1 and 500 GFLOP/s (one
+// Zen 3 core peaks at 2 FMA x 8 lanes x ~3 GHz = 96), the fixed cost of a
+// call is under 100 us, and the note says how they were taken.
+TEST(Probe, ContractionThroughputPerClassIsMeasured) {
+  const fuseplan::ContractionProbe p = fuseplan::probe_contractions(1);
+  for (fuseplan::ContractionClass k : fuseplan::contraction_classes()) {
+    SCOPED_TRACE(std::string(fuseplan::contraction_class_name(k)));
+    EXPECT_GT(p.GFLOPs[static_cast<int>(k)], 0.1);
+    EXPECT_LT(p.GFLOPs[static_cast<int>(k)], 500);
+  }
+  EXPECT_EQ(p.shapes.size(), fuseplan::probe_shapes().size());
+  for (const fuseplan::ShapeTiming& t : p.shapes) EXPECT_LE(t.primitive_us, t.call_us);
+  EXPECT_GE(p.call_us, 0);
+  EXPECT_LT(p.call_us, 100);
+  EXPECT_NE(p.note.find("oneDNN "), std::string::npos) << p.note;
+  EXPECT_NE(p.note.find("conv_depthwise "), std::string::npos) << p.note;
 }
 
 // The transcendental-op probe compiles each op's emitted scalar call in the

@@ -72,6 +72,7 @@ MeasurementRecord sample_record() {
                 .occupancy = 0.75,
                 .graph_bytes = 1791496,
                 .flops_contraction = 1e6,
+                .contraction_class_flops = {0, 0, 0, 0, 0, 7.5e5, 0, 2.5e5},  // gemm_square, matmul_batched
                 .flops_other = 2048,
                 .flops_transcendental = 512,
                 .transcendental_elems = {{"Erf", 32}},  // 512 = 32 × 16 at the estimate
@@ -79,12 +80,9 @@ MeasurementRecord sample_record() {
                 .reduction_steps = 2048,
                 .select_steps = 256,
                 .pool_steps = 1024,
-                .gemm_calls = 12,
-                .gemm_pack_elems = 5632,
-                .gemm_microkernels = 22,
+                .contraction_calls = 2,
                 .sources_read = 3,
-                .libm_routines = 1,  // erff: what reading derives from transcendental_elems
-                .im2col_elems = 19600};
+                .libm_routines = 1};  // erff: what reading derives from transcendental_elems
   r.t_mem_us = 1.5;
   r.t_compute_us = 2.5;
   r.launch_us = 3;
@@ -111,20 +109,22 @@ TEST(Records, RoundTripThroughJsonLines) {
   EXPECT_EQ(b.op_classes, a.op_classes);
   EXPECT_EQ(b.features.spill_bytes_raw, 64);
   EXPECT_EQ(b.features.flops_contraction, 1e6);
-  EXPECT_EQ(b.features.gemm_calls, 12);
+  EXPECT_EQ(b.features.contraction_calls, 2);
+  EXPECT_EQ(b.features.contraction_class_flops[static_cast<int>(ContractionClass::gemm_square)], 7.5e5);
+  EXPECT_NE(line.find("\"contraction_class_flops\":{\"gemm_square\":750000.0,\"matmul_batched\":250000.0}"),
+            std::string::npos)
+      << line;
   EXPECT_EQ(b.features.flops_transcendental, 512);
   EXPECT_EQ(b.features.reduction_steps, 2048);
   EXPECT_EQ(b.features.select_steps, 256);
   EXPECT_EQ(b.features.pool_steps, 1024);
   EXPECT_EQ(b.features.sources_read, 3);
-  EXPECT_EQ(b.features.im2col_elems, 19600);
   EXPECT_EQ(b.features.graph_bytes, 1791496);
   // An unknown footprint (-1, from a converted /1 record) is written as null and reads -1.
   MeasurementRecord old = a;
   old.features.graph_bytes = -1;
   EXPECT_NE(record_to_json(old).find("\"graph_bytes\":null"), std::string::npos);
   EXPECT_EQ(record_from_json(record_to_json(old)).features.graph_bytes, -1);
-  EXPECT_EQ(b.features.gemm_pack_elems, 5632);
   EXPECT_EQ(b.features.transcendental_elems.at("Erf"), 32);
   EXPECT_EQ(b.features.bytes_read_sources, 256);
   EXPECT_EQ(b.features.flops_scalar, 96);
@@ -171,30 +171,40 @@ TEST(Records, RoundTripThroughJsonLines) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   }
-  EXPECT_EQ(b.features.gemm_microkernels, 22);
   EXPECT_EQ(b.features, a.features);
   EXPECT_EQ(b.cycles, -1);  // not measured stays absent
   EXPECT_EQ(b.llc_misses, 100);
   EXPECT_TRUE(b.flushed);
 }
 
-TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
-  // /1 records written before the per-GEMM-call feature: gemm_calls = 0.
+TEST(Records, OlderRecordsReadWithoutTheirLaterFeatures) {
+  // A /2 record written before the contraction classes: no
+  // contraction_calls (0) nor contraction_class_flops (none: its
+  // contractions price at the peak); the retired GEMM features it carries
+  // (gemm_calls, im2col_elems, ...) are ignored.
   std::string line = record_to_json(sample_record());
-  std::string old = as_v1(line);
-  const auto pos = old.find(",\"gemm_calls\":");
-  ASSERT_NE(pos, std::string::npos) << old;
-  old.erase(pos, old.find(',', pos + 1) - pos);
-  ASSERT_EQ(old.find("gemm_calls"), std::string::npos) << old;
-  EXPECT_EQ(record_from_json(old).features.gemm_calls, 0);
+  std::string old = line;
+  for (const char* k : {",\"contraction_calls\":", ",\"contraction_class_flops\":"}) {
+    const auto pk = old.find(k);
+    ASSERT_NE(pk, std::string::npos) << old;
+    const auto end = old[pk + std::string(k).size()] == '{' ? old.find('}', pk) + 1 : old.find(',', pk + 1);
+    old.erase(pk, end - pk);
+  }
+  old.insert(old.find("\"sources_read\":"), "\"gemm_calls\":13.0,\"im2col_elems\":19600.0,");
+  {
+    const MeasurementRecord r = record_from_json(old);
+    EXPECT_EQ(r.features.contraction_calls, 0);
+    EXPECT_EQ(r.features.contraction_class_flops, (std::array<double, kContractionClassCount>{}));
+    EXPECT_EQ(r.features.flops_contraction, 1e6);
+  }
+  // A /1 record written before the per-op features: 0.
+  old = as_v1(old);
   const auto pt = old.find(",\"flops_transcendental\":");
   ASSERT_NE(pt, std::string::npos) << old;
   old.erase(pt, old.find(',', pt + 1) - pt);
   EXPECT_EQ(record_from_json(old).features.flops_transcendental, 0);
-  // And before reduction_steps / select_steps / pool_steps / sources_read / im2col_elems / gemm_pack_elems /
-  // gemm_microkernels: 0 (no such terms).
-  for (const char* k : {",\"reduction_steps\":", ",\"select_steps\":", ",\"pool_steps\":", ",\"sources_read\":",
-                        ",\"im2col_elems\":", ",\"gemm_pack_elems\":", ",\"gemm_microkernels\":"}) {
+  // And before reduction_steps / select_steps / pool_steps / sources_read: 0 (no such terms).
+  for (const char* k : {",\"reduction_steps\":", ",\"select_steps\":", ",\"pool_steps\":", ",\"sources_read\":"}) {
     const auto pk = old.find(k);
     ASSERT_NE(pk, std::string::npos) << old;
     old.erase(pk, old.find(',', pk + 1) - pk);
@@ -203,9 +213,6 @@ TEST(Records, RecordsWithoutGemmCallsReadAsZero) {
   EXPECT_EQ(record_from_json(old).features.select_steps, 0);
   EXPECT_EQ(record_from_json(old).features.pool_steps, 0);
   EXPECT_EQ(record_from_json(old).features.sources_read, 0);
-  EXPECT_EQ(record_from_json(old).features.im2col_elems, 0);
-  EXPECT_EQ(record_from_json(old).features.gemm_pack_elems, 0);
-  EXPECT_EQ(record_from_json(old).features.gemm_microkernels, 0);
   // Regression: a number beyond double was an internal error (exit 3).
   std::string huge = line;
   const auto pf = huge.find("\"flops_other\":");
@@ -233,7 +240,7 @@ TEST(Records, SchemaOneIsConvertedWithItsAbsentFieldsFilled) {
   const nlohmann::json& p = up.at("predicted");
   for (const FeatureField& f : recorded_features()) EXPECT_TRUE(p.contains(std::string(f.name))) << f.name;
   EXPECT_EQ(p.at("occupancy"), 1.0);
-  EXPECT_EQ(p.at("gemm_calls"), 0.0);
+  EXPECT_EQ(p.at("contraction_calls"), 0.0);
   EXPECT_TRUE(p.at("graph_bytes").is_null());
   EXPECT_EQ(p.at("transcendental_elems"), nlohmann::json::object());
   EXPECT_EQ(up.at("measured").at("min_us"), 4);

@@ -29,14 +29,11 @@ DeviceSpec truth_device() {
   d.e_cmp = 0.3;
   d.e_contraction = 0.25;
   d.spill_penalty = 2.0;
-  d.cpu->gemm_call_us = 1.5;  // prior 0: a fit that ignored the calls would fail
   d.cpu->e_transcendental = 0.05;  // prior 0 (= e_cmp 0.7): libm calls far slower
   d.cpu->reduce_step_ns = 0.6;     // prior 0: serial reduction chains
   d.cpu->pool_step_ns = 3;         // prior 0: pooling-library window steps
   d.cpu->select_step_ns = 1.5;     // prior 0: max/min compare-select chains
   d.cpu->source_read_us = 0.8;     // prior 0: first touch of each source tensor read
-  d.cpu->im2col_elem_ns = 1.2;     // prior 0: the convs' im2col pass
-  d.cpu->gemm_pack_elem_ns = 0.7;  // prior 0: the GEMMs' panel packing
   return d;
 }
 
@@ -50,17 +47,14 @@ double cap(const DeviceSpec& d, const std::string& level) {
 // with spills), compute-bound contractions and transcendental-heavy loops,
 // launch-bound tiny groups. Times: the cost model's own prediction on the true
 // device × lognormal noise of sigma `noise`.
-// With `cpu_terms`, every other contraction is a batch of small GEMMs
-// (attention heads, depthwise convs): 8-300 library calls, few FLOPs; and
-// the math-heavy groups hold a random share of transcendental FLOPs.
+// With `cpu_terms`, every other contraction is a batched MatMul of few
+// FLOPs (one library call each), and the math-heavy groups hold a random
+// share of transcendental FLOPs.
 std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double noise, unsigned seed,
                                          bool cpu_terms = false) {
-  const bool batched_gemms = cpu_terms;
   std::mt19937_64 rng_t(seed + 1);  // own stream: the other groups' draws stay as without cpu_terms
   std::mt19937_64 rng_r(seed + 2);  // likewise for the per-step terms
   std::mt19937_64 rng_s(seed + 3);  // and for the source tensors read
-  std::mt19937_64 rng_c(seed + 4);  // and for im2col and packing
-  std::mt19937_64 rng_k(seed + 5);  // and for the micro-kernel runs
   std::mt19937_64 rng_g(seed + 6);  // and for the graph footprint
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
@@ -78,18 +72,11 @@ std::vector<CalibrationSample> synthetic(const DeviceSpec& truth, int n, double 
       case 4:  // contraction
         f.bytes_read = logu(1e4, 1e6);
         f.flops_contraction = logu(1e7, 1e9);
-        f.gemm_calls = batched_gemms ? 1 : 0;
-        if (batched_gemms && (i / 7) % 2) {
-          f.gemm_calls = std::round(logu(8, 300));
-          f.flops_contraction = f.gemm_calls * logu(2e3, 2e5);
+        if (cpu_terms) f.contraction_calls = 1;
+        if (cpu_terms && (i / 7) % 2) {  // attention's batched MatMul: 8-300 heads of few FLOPs, one call
+          const double heads = std::round(logu(8, 300));
+          f.flops_contraction = heads * logu(2e3, 2e5);
         }
-        // Every contraction packs its panels; one in three is a conv that
-        // writes an im2col matrix first (elements per FLOP as in the models).
-        if (cpu_terms) f.gemm_pack_elems = f.flops_contraction * (0.002 + 0.02 * u(rng_c));
-        // A micro-kernel run per 6 x 16 tile of C per K block: a run per
-        // 192 · K FLOPs, K from 2 (attention over 2-wide heads) to 256.
-        if (cpu_terms) f.gemm_microkernels = std::round(f.flops_contraction / (192 * 2 * std::pow(128.0, u(rng_k))));
-        if (cpu_terms && (i / 7) % 3 == 0) f.im2col_elems = f.flops_contraction * (0.005 + 0.03 * u(rng_c));
         break;
       case 5:  // elementwise / transcendental-heavy
         f.bytes_read = logu(1e4, 2e5);
@@ -132,7 +119,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "e_cmp") return t.e_cmp;
   if (name == "e_contraction") return t.e_contraction;
   if (name == "spill_penalty") return t.spill_penalty;
-  if (name == "gemm_call_us") return t.cpu->gemm_call_us;
+  if (name == "contraction_call_us") return t.cpu->contraction_call_us;
   if (name == "e_transcendental") return t.cpu->e_transcendental;
   if (name == "reduce_step_ns") return t.cpu->reduce_step_ns;
   if (name == "pool_step_ns") return t.cpu->pool_step_ns;
@@ -141,9 +128,6 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "libm_cold_us") return t.cpu->libm_cold_us;
   if (name == "write_allocate_bw_GBps") return t.cpu->write_allocate_bw_GBps;
   if (name == "store_stall_us") return t.cpu->store_stall_us;
-  if (name == "im2col_elem_ns") return t.cpu->im2col_elem_ns;
-  if (name == "gemm_pack_elem_ns") return t.cpu->gemm_pack_elem_ns;
-  if (name == "gemm_microkernel_ns") return t.cpu->gemm_microkernel_ns;
   for (const auto& c : t.cpu->caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -151,13 +135,13 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
 
 // Every fitted parameter within 10% of the truth (20% for the L1 bandwidth
 // and the spill penalty) and within 4 of its own standard errors; the
-// probe-measured gemm_microkernel_ns and libm_cold_us held at the prior (=
+// probe-measured contraction_call_us and libm_cold_us held at the prior (=
 // the truth's).
 void expect_recovered(const CalibrationResult& r, const DeviceSpec& truth) {
   for (const auto& p : r.parameters) {
     SCOPED_TRACE(p.name);
     double want = truth_value(truth, p.name);
-    if (p.name == "gemm_microkernel_ns" || p.name == "libm_cold_us") {
+    if (p.name == "contraction_call_us" || p.name == "libm_cold_us") {
       EXPECT_TRUE(p.held);
       EXPECT_EQ(p.value, want);
       EXPECT_EQ(p.note, "held at prior: measured by fuseplan probe, not fitted");
@@ -179,19 +163,16 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 18u);  // launch, L1, L2, L3, DRAM, spill, gemm_call, source_read, libm_cold,
-                                        // contraction,
-                                        // other, transcendental, reduce_step, select_step, pool_step, im2col,
-                                        // gemm_pack, gemm_microkernel (held: the probe measures it)
-  EXPECT_EQ(prior.cpu->gemm_call_us, 0);
+  ASSERT_EQ(r.parameters.size(), 15u);  // launch, L1, L2, L3, DRAM, spill, contraction_call (held: the probe
+                                        // measures it), source_read, libm_cold (held likewise), contraction,
+                                        // other, transcendental, reduce_step, select_step, pool_step
+  EXPECT_EQ(prior.cpu->contraction_call_us, 0);
   EXPECT_EQ(prior.cpu->source_read_us, 0);
   EXPECT_EQ(prior.cpu->libm_cold_us, 0);
   EXPECT_EQ(prior.cpu->e_transcendental, 0);
   EXPECT_EQ(prior.cpu->reduce_step_ns, 0);
   EXPECT_EQ(prior.cpu->pool_step_ns, 0);
   EXPECT_EQ(prior.cpu->select_step_ns, 0);
-  EXPECT_EQ(prior.cpu->im2col_elem_ns, 0);
-  EXPECT_EQ(prior.cpu->gemm_pack_elem_ns, 0);
   expect_recovered(r, truth);
   // The calibrated device predicts the true times (the loader's 1.5 cap on
   // efficiencies may move the excess into fp32_TFLOPs; the product is kept).
@@ -203,7 +184,7 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
 
 // A prior that prices writes beyond the store buffer at a write-allocate
 // bandwidth gets that bandwidth and the store-buffer stall fitted too (a
-// 17th and 18th parameter); the store buffer size is kept. The L1 groups
+// 16th and 17th parameter); the store buffer size is kept. The L1 groups
 // and half the others come from graphs within the LLC (no stall; nothing
 // written up to the 16 KiB queue write-allocated), so the stall is told
 // apart from the launch time.
@@ -215,7 +196,7 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   truth.cpu->store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 20u);
+  ASSERT_EQ(r.parameters.size(), 17u);
   auto param = [&](const char* name) {
     return std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
   };
@@ -240,24 +221,24 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   }
 }
 
-// gemm_microkernel_ns and libm_cold_us are measured by the probe, never
+// contraction_call_us and libm_cold_us are measured by the probe, never
 // fitted: calibrate holds them at the prior's values, says so, and fits the
-// rest around them. With the true 45 ns per run and 30 us per cold libm
+// rest around them. With the true 1.5 us per call and 30 us per cold libm
 // routine in the prior, every fitted parameter is recovered as in
 // RecoversKnownParameters...; a prior of 0 (no probe measurement) stays 0,
 // and the fit is worse for it.
-TEST(Calibrate, HoldsTheProbedMicroKernelAndColdLibmCostsAndFitsTheRestAroundThem) {
+TEST(Calibrate, HoldsTheProbedCallAndColdLibmCostsAndFitsTheRestAroundThem) {
   DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
-  truth.cpu->gemm_microkernel_ns = prior.cpu->gemm_microkernel_ns = 45;
+  truth.cpu->contraction_call_us = prior.cpu->contraction_call_us = 1.5;
   truth.cpu->libm_cold_us = prior.cpu->libm_cold_us = 30;
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
   expect_recovered(r, truth);
-  EXPECT_EQ(r.device.cpu->gemm_microkernel_ns, 45);
+  EXPECT_EQ(r.device.cpu->contraction_call_us, 1.5);
   EXPECT_EQ(r.device.cpu->libm_cold_us, 30);
   // Without the measurements the terms stay out, whatever the data say, and
   // the other terms fit the runs' time worse.
-  for (double CpuSpec::*term : {&CpuSpec::gemm_microkernel_ns, &CpuSpec::libm_cold_us}) {
+  for (double CpuSpec::*term : {&CpuSpec::contraction_call_us, &CpuSpec::libm_cold_us}) {
     DeviceSpec unprobed = prior;
     (*unprobed.cpu).*term = 0;
     CalibrationResult r0 = calibrate(unprobed, samples);
@@ -308,24 +289,24 @@ TEST(Calibrate, ParameterNamesAreTheFittedParameters) {
   EXPECT_NE(std::find(gpu.begin(), gpu.end(), "dram_bw_GBps"), gpu.end());
 }
 
-TEST(Calibrate, OldRecordsWithoutGemmCallsHoldThePerCallTerm) {
-  // Measurements without the features (gemm_calls = flops_transcendental =
-  // 0, as records written before them are read): gemm_call_us and
-  // e_transcendental have no support and keep their priors.
+TEST(Calibrate, OldRecordsWithoutTheCpuFeaturesHoldTheirTerms) {
+  // Measurements without the features (contraction_calls =
+  // flops_transcendental = 0, as records written before them are read):
+  // contraction_call_us, e_transcendental and the step terms have no
+  // support and keep their priors.
   const DeviceSpec prior = load_device("host-cpu");
   CalibrationResult r = calibrate(prior, synthetic(truth_device(), 140, 0.02, 13));
   int seen = 0;
   for (const auto& p : r.parameters)
-    if (p.name == "gemm_call_us" || p.name == "e_transcendental" || p.name == "reduce_step_ns" ||
-        p.name == "select_step_ns" || p.name == "pool_step_ns" || p.name == "source_read_us" ||
-        p.name == "im2col_elem_ns" || p.name == "gemm_pack_elem_ns") {
+    if (p.name == "contraction_call_us" || p.name == "e_transcendental" || p.name == "reduce_step_ns" ||
+        p.name == "select_step_ns" || p.name == "pool_step_ns" || p.name == "source_read_us") {
       ++seen;
       EXPECT_TRUE(p.held) << p.name;
       EXPECT_EQ(p.support, 0) << p.name;
       EXPECT_EQ(p.value, p.name == "e_transcendental" ? prior.e_cmp : 0) << p.name;  // 0 = follow e_cmp
     }
-  EXPECT_EQ(seen, 8);
-  EXPECT_EQ(r.device.cpu->gemm_call_us, 0);
+  EXPECT_EQ(seen, 6);
+  EXPECT_EQ(r.device.cpu->contraction_call_us, 0);
   EXPECT_EQ(r.device.cpu->source_read_us, 0);
   EXPECT_EQ(r.device.cpu->e_transcendental, 0);
   EXPECT_EQ(r.device.cpu->reduce_step_ns, 0);
@@ -345,12 +326,12 @@ TEST(Calibrate, RefusesTooFewMeasurements) {
 }
 
 // Regression (the README's tune of resnet50_bottleneck said
-// "recalibration refused, prior kept: too few measurements: 8 for 7 fitted
-// parameters" once im2col and packing were fitted): tune holds the least
-// exercised parameters until the measured kernels support the rest.
+// "recalibration refused, prior kept: too few measurements"): tune holds the
+// least exercised parameters until the measured kernels support the rest.
 TEST(Calibrate, TuneHoldsTheLeastExercisedParametersWhenMeasurementsAreFew) {
-  // 8 compute-bound convs, each exercising launch, calls, packing, im2col,
-  // sources, contraction and other FLOPs: 7 parameters, 8 kernels (need 9).
+  // 8 compute-bound groups (a conv with a reduction, a max and a pool in its
+  // epilogue), each exercising launch, sources, contraction, other FLOPs and
+  // the three step terms: 7 parameters, 8 kernels (need 9).
   const DeviceSpec truth = truth_device();
   std::vector<CalibrationSample> s;
   for (int i = 0; i < 8; ++i) {
@@ -358,9 +339,10 @@ TEST(Calibrate, TuneHoldsTheLeastExercisedParametersWhenMeasurementsAreFew) {
     f.bytes_read = f.bytes_written = 1000;
     f.flops_contraction = 1e6 * (1 + i);
     f.flops_other = 2e4 * (1 + (i * 5) % 8);
-    f.gemm_calls = 2 + i % 3;
-    f.gemm_pack_elems = 1e4 * (1 + (i * 3) % 8);
-    f.im2col_elems = 3e4 * (1 + (i * 7) % 8);
+    f.reduction_steps = 1e4 * (1 + (i * 3) % 8);
+    f.select_steps = 3e3 * (1 + (i * 7) % 8);
+    f.pool_steps = 2e3 * (1 + (i * 5 + 2) % 8);
+    f.contraction_calls = 1;
     f.sources_read = 1 + i % 2;
     s.push_back({f, predict_us(f, truth), "conv" + std::to_string(i)});
   }
@@ -372,11 +354,11 @@ TEST(Calibrate, TuneHoldsTheLeastExercisedParametersWhenMeasurementsAreFew) {
     EXPECT_NE(std::string(e.what()).find("too few measurements: 8 for 7"), std::string::npos) << e.what();
     named = e.parameter;
   }
-  EXPECT_EQ(named, "gemm_pack_elem_ns");  // all equally exercised: the last column
+  EXPECT_EQ(named, "pool_step_ns");  // all equally exercised: the last column
   Recalibration r = recalibrate(load_device("host-cpu"), s);
   ASSERT_TRUE(r.fitted) << r.note;
   ASSERT_FALSE(r.held.empty());
-  EXPECT_EQ(r.held.front(), "gemm_pack_elem_ns");
+  EXPECT_EQ(r.held.front(), "pool_step_ns");
   EXPECT_NE(r.note.find("held at prior"), std::string::npos) << r.note;
 }
 
@@ -455,8 +437,9 @@ TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
   for (const std::string dev : {"host-cpu", "h200", "host-cpu+calls"}) {
     DeviceSpec d = load_device(dev == "host-cpu+calls" ? "host-cpu" : dev);
     if (dev == "host-cpu+calls")  // the CPU terms too
-      d.cpu->gemm_call_us = 2.5, d.cpu->e_transcendental = 0.04, d.cpu->reduce_step_ns = 0.5,
-      d.cpu->select_step_ns = 1.2, d.cpu->pool_step_ns = 2, d.cpu->source_read_us = 0.3;
+      d.cpu->contraction_call_us = 2.5, d.cpu->e_transcendental = 0.04, d.cpu->reduce_step_ns = 0.5,
+      d.cpu->select_step_ns = 1.2, d.cpu->pool_step_ns = 2, d.cpu->source_read_us = 0.3,
+      d.cpu->contraction_GFLOPs = {50, 60, 10, 20, 5, 40, 45, 30};
     for (const char* ex : {"bert_base_layer", "resnet50_bottleneck", "mobilenetv2_inverted_residual"}) {
       ImportOptions io;
       io.batch = 2;
