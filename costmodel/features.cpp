@@ -6,6 +6,7 @@
 
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
+#include "graph/layout.h"
 
 namespace fuseplan {
 
@@ -64,6 +65,18 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
     for (NodeId n : v.order) a.passes += g.op_class(n) == OpClass::reduction;
     read *= a.passes;
     read_sources *= a.passes;
+  }
+  // The CPU backend's conv reorders (graph/layout.h, docs/layouts.md): each
+  // reordered activation is written to a temporary copy and read back.
+  if (d.cpu) {
+    const Layouts& lay = layouts_of(g);
+    for (NodeId n : v.order)
+      if (const int r = lay.reorders(g, n)) {
+        const double b = (r & kReorderX ? static_cast<double>(g.bytes(g.operands(n)[0])) : 0) +
+                         (r & kReorderY ? static_cast<double>(g.bytes(n)) : 0);
+        read += b;
+        written += b;
+      }
   }
   for (NodeId n : a.inputs) sources += g.op_class(n) == OpClass::source;
   CostFeatures& f = a.features;

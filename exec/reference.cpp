@@ -447,12 +447,8 @@ Tensor eval_primitive(const Graph& g, NodeId n, const std::vector<const Tensor*>
   if (is_library_op(p)) {
     fprt::contraction_library() = &onednn_contractions();
     const auto ops = g.operands(n);
-    // The layout assignment of g, once per graph revision: a Conv runs the
-    // primitive the plan's kernels run (graph/layout.h).
-    thread_local std::pair<uint64_t, Layouts> layouts{0, {}};
-    if (p.kind == Op::Conv && (layouts.first != g.revision() || g.revision() == 0))
-      layouts = {g.revision(), assign_layouts(g)};
-    const int conv_layout = p.kind == Op::Conv ? layouts.second.conv_bits(g, n, true) : 0;
+    // A Conv runs the primitive the plan's kernels run (graph/layout.h).
+    const int conv_layout = p.kind == Op::Conv ? layouts_of(g).conv_bits(g, n, true) : 0;
     return eval_library(p, x, ops.size() > 1 && g.node(ops[1]).op_class == OpClass::source, conv_layout);
   }
   if (one_of(p.kind, {Op::Gather, Op::GatherElements, Op::OneHot, Op::QuantizeLinear, Op::DequantizeLinear}))

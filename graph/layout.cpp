@@ -91,6 +91,16 @@ Layouts assign_layouts(const Graph& g) {
   return out;
 }
 
+const Layouts& layouts_of(const Graph& g) {
+  thread_local uint64_t revision = 0;
+  thread_local Layouts layouts;
+  if (g.revision() == 0 || revision != g.revision()) {
+    revision = g.revision();
+    layouts = assign_layouts(g);
+  }
+  return layouts;
+}
+
 int Layouts::conv_bits(const Graph& g, NodeId conv, bool plain_buffers) const {
   const NodeId x = g.operands(conv)[0];
   const bool bx = is_blocked(x), by = is_blocked(conv);
@@ -113,10 +123,11 @@ int Layouts::reorders(const Graph& g, NodeId conv) const {
   if (!(bits & kConvBlockedPrimitive)) {
     const int sr = p.out.rank() - 2;
     const WindowParams w = window_params(p, sr);
+    const auto& ws = g.node(g.operands(conv)[1]).out.shape;  // [M, C/group, k...]: the kernel's extent
     int64_t kvol = 1, outputs = 1;
-    bool unit = true;
-    for (int i = 0; i < sr; ++i) {
-      kvol *= w.kernel[i];
+    bool unit = static_cast<int>(ws.size()) == sr + 2;
+    for (int i = 0; i < sr && unit; ++i) {
+      kvol *= ws[2 + i];
       outputs *= p.out.shape[2 + i];
       unit = unit && w.strides[i] == 1 && w.pads[i] == 0 && w.pads[sr + i] == 0;
     }

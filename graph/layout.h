@@ -76,5 +76,9 @@ struct Layouts {
 /// other than as a 2-D Conv's x; and the set touches a Conv. Other ops read
 /// blocked tensors through their index expressions. O(nodes).
 Layouts assign_layouts(const Graph& g);
+/// assign_layouts(g), computed once per graph revision (Graph::revision) and
+/// thread; the reference for the graph's lifetime or until the next call
+/// for another graph on this thread.
+const Layouts& layouts_of(const Graph& g);
 
 }  // namespace fuseplan

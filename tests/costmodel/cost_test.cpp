@@ -524,6 +524,33 @@ TEST(CostCpu, ContractionTermAtTheClassThroughput) {
   EXPECT_NEAR(price(unclassed, d).raw[static_cast<int>(TermId::contraction)], 1.016064, 1e-12);
 }
 
+// A conv the layout assignment leaves on NCHW (graph/layout.h: its x is a
+// graph input, its y a graph output) reorders both around the call on a
+// CPU: each adds its size to bytes read and written. The 1x1 unstrided
+// conv at 28x28 runs oneDNN's gemm convolution on NCHW: no reorder. A GPU
+// runs NCHW throughout.
+TEST(CostCpu, ConvReordersAreMemoryTraffic) {
+  for (int64_t k : {3, 1}) {
+    GraphBuilder b;
+    const int64_t hw = k == 3 ? 6 : 28;
+    NodeId x = b.input("x", {1, 8, hw, hw});
+    NodeId w = b.weight("w", {8, 8, k, k});
+    NodeId c = b.op("c", "Conv", OpClass::contraction, {1, 8, hw, hw}, {x, w},
+                    {{"kernel_shape", AttrValue{std::vector<int64_t>{k, k}}},
+                     {"pads", AttrValue{std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2}}}});
+    Graph g = b.finish({c});
+    const Group grp = make_group(g, {"c"});
+    const double act = 8.0 * hw * hw * 4, wb = 8.0 * 8 * k * k * 4;
+    const double reordered = k == 3 ? 2 * act : 0;  // x and y
+    const CostFeatures cpu = cost_features(g, grp, testing::cpu_spec());
+    EXPECT_DOUBLE_EQ(cpu.bytes_read, act + wb + reordered) << k;
+    EXPECT_DOUBLE_EQ(cpu.bytes_written, act + reordered) << k;
+    const CostFeatures gpu = cost_features(g, grp, testing::h100());
+    EXPECT_DOUBLE_EQ(gpu.bytes_read, act + wb) << k;
+    EXPECT_DOUBLE_EQ(gpu.bytes_written, act) << k;
+  }
+}
+
 // sources_read: the weights, constants and graph inputs a group reads, each
 // once (cold after a flush: CpuSpec::source_read_us), counted by hand;
 // tensors another group produced are not sources.
