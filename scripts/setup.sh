@@ -11,6 +11,7 @@ packages=(
   libboost-graph-dev libeigen3-dev nlohmann-json3-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
   coinor-libcbc-dev libssl-dev libdnnl-dev libsleef-dev
+  ocl-icd-opencl-dev  # libdnnl-dev's CMake config requires OpenCL (Debian builds oneDNN with its OpenCL GPU runtime)
   graphviz gnuplot-nox
   clang libclang-rt-14-dev
 )
