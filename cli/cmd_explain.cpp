@@ -31,7 +31,8 @@ void run_explain(const ExplainArgs& a) {
             << (log.device.empty() ? "?" : log.device) << ", " << log.kernels << " kernels, predicted "
             << fmt(log.predicted_us) << " us\n";
   if (!a.node_given && (log.blocked_tensors > 0 || !log.conv_reorders.empty())) {
-    std::cout << "  CPU layouts: " << log.blocked_tensors << " tensors stored nChw8c between convolutions; ";
+    std::cout << "  CPU layouts: " << log.blocked_tensors << " tensors stored "
+              << (log.blocked_format.empty() ? "blocked" : log.blocked_format) << " between convolutions; ";
     if (log.conv_reorders.empty()) std::cout << "no convolution reorders its activations\n";
     else std::cout << log.conv_reorders.size() << " convolutions reorder NCHW activations around the call:";
     for (std::size_t i = 0; i < log.conv_reorders.size() && i < 8; ++i) std::cout << " " << log.conv_reorders[i];

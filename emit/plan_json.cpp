@@ -194,7 +194,7 @@ std::string plan_to_json(const Graph& g, const Plan& plan) {
   j["groups"] = groups;
   // The CPU backend's activation layouts (graph/layout.h; informational: a
   // function of the model, recomputed wherever the plan runs).
-  const Layouts lay = assign_layouts(g);
+  const Layouts& lay = layouts_of(g);
   std::vector<NodeId> blocked;
   ordered_json reorders = ordered_json::array();
   for (NodeId n : g.topo_order()) {
@@ -203,7 +203,7 @@ std::string plan_to_json(const Graph& g, const Plan& plan) {
       reorders.push_back({{"conv", g.node(n).name},
                           {"reordered", r == (kReorderX | kReorderY) ? "x,y" : r == kReorderX ? "x" : "y"}});
   }
-  j["cpu_layouts"] = {{"blocked_format", "nChw8c"}, {"blocked", names(g, blocked)}, {"conv_reorders", reorders}};
+  j["cpu_layouts"] = {{"blocked_format", lay.format()}, {"blocked", names(g, blocked)}, {"conv_reorders", reorders}};
   ordered_json decs = ordered_json::array();
   for (const auto& d : plan.decisions) {
     ordered_json dj;
@@ -318,6 +318,8 @@ PlanLog read_plan_log(const std::string& text) {
     log.predicted_us = number_field(totals, "predicted_us", "totals");
     if (j.contains("cpu_layouts") && j["cpu_layouts"].is_object()) {
       const auto& cl = j["cpu_layouts"];
+      if (cl.contains("blocked_format") && cl["blocked_format"].is_string())
+        log.blocked_format = cl["blocked_format"].get<std::string>();
       if (cl.contains("blocked") && cl["blocked"].is_array()) log.blocked_tensors = static_cast<int64_t>(cl["blocked"].size());
       if (cl.contains("conv_reorders") && cl["conv_reorders"].is_array())
         for (const auto& r : cl["conv_reorders"])

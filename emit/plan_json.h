@@ -34,8 +34,10 @@ struct PlanLog {
   double predicted_us = 0;                     // totals
   std::vector<std::vector<std::string>> groups;  // node names per group
   std::vector<DecisionRecord> decisions;
-  /// cpu_layouts (optional): tensors stored nChw8c, and "CONV (x|y|x,y)" per
-  /// convolution whose kernels reorder an activation around the call.
+  /// cpu_layouts (optional): its blocked format ("nChw8c", "nChw16c"), the
+  /// number of tensors stored blocked, and "CONV (x|y|x,y)" per convolution
+  /// whose kernels reorder an activation around the call.
+  std::string blocked_format;
   int64_t blocked_tensors = 0;
   std::vector<std::string> conv_reorders;
 };

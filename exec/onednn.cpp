@@ -296,12 +296,10 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
   Dims kd(ws + 2, ws + r), kst = plain_strides(kd);
   wd.insert(wd.end(), kd.begin(), kd.end());
   wst.insert(wst.end(), kst.begin(), kst.end());
-  // The activations as the caller stores them: NCHW, or nChw8c where the
-  // plan's layout assignment keeps them blocked (graph/layout.h).
-  static_assert(kChannelBlock == 8, "the blocked user layout below is nChw8c");
-  auto user = [&](const Dims& d, bool blocked) {
-    return blocked ? memory::desc(d, kF32, memory::format_tag::nChw8c) : plain(d);
-  };
+  // The activations as the caller stores them: NCHW, or nChw8c / nChw16c
+  // where the plan's layout assignment keeps them blocked (graph/layout.h).
+  const auto blocked_tag = layout & kConvBlock16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+  auto user = [&](const Dims& d, bool blocked) { return blocked ? memory::desc(d, kF32, blocked_tag) : plain(d); };
   const memory::desc xu = user(xd, layout & kConvXBlocked), yu = user(yd, layout & kConvYBlocked), wu(wd, kF32, wst);
   // NCHW as it is only where the gemm convolution beats blocked + reorders
   // and the plan keeps neither side blocked (graph/layout.h).

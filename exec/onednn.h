@@ -21,9 +21,10 @@
 //  - Conv/ConvTranspose: a 1x1 ungrouped unstrided conv with at least
 //    28x28 outputs per image runs on the NCHW tensors as they are (oneDNN's
 //    gemm convolution reads them directly); every other conv runs in the
-//    layout oneDNN prefers (format_tag::any, blocked nChw8c on AVX2), the
-//    activation reordered in and the output reordered out around the call.
-//    Where the plan's layout assignment stores x or y as nChw8c
+//    layout oneDNN prefers (format_tag::any: nChw8c on AVX2, nChw16c on
+//    AVX-512), the activation reordered in and the output reordered out
+//    around the call. Where the plan's layout assignment stores x or y
+//    blocked (nChw8c, or nChw16c with layout bit kConvBlock16)
 //    (graph/layout.h, the call's `layout` bits), the conv always runs
 //    blocked and that side needs no reorder.
 //    Measured on a Zen 3 core, one thread (µs, NCHW gemm:jit against

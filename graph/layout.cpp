@@ -2,10 +2,14 @@
 #include "graph/layout.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
 #include <numeric>
 
 #include "graph/op_attrs.h"
 #include "graph/op_traits.h"
+#include "support/error.h"
 
 namespace fuseplan {
 namespace {
@@ -13,8 +17,8 @@ namespace {
 bool is_conv2d(const Primitive& p) { return p.kind == Op::Conv && p.out.rank() == 4; }
 
 // An f32 [N, C, H, W] activation whose channels fill whole blocks.
-bool blockable_shape(const TensorType& t) {
-  return t.known && t.dtype == DType::f32 && t.rank() == 4 && t.shape[1] > 0 && t.shape[1] % kChannelBlock == 0;
+bool blockable_shape(const TensorType& t, int64_t block) {
+  return t.known && t.dtype == DType::f32 && t.rank() == 4 && t.shape[1] > 0 && t.shape[1] % block == 0;
 }
 
 // An operand an elementwise op over a blocked tensor of shape `out` may read
@@ -43,9 +47,9 @@ struct UnionFind {
 
 // Whether `n` is an elementwise op whose every operand is a same-shape
 // tensor (a member of its set) or layout-free.
-bool blocked_elementwise(const Graph& g, NodeId n) {
+bool blocked_elementwise(const Graph& g, NodeId n, int64_t block) {
   const Primitive& p = g.node(n);
-  if (!traits(p).is_scalar() || !blockable_shape(p.out)) return false;
+  if (!traits(p).is_scalar() || !blockable_shape(p.out, block)) return false;
   for (NodeId o : g.operands(n)) {
     const auto& s = g.node(o).out.shape;
     if (s != p.out.shape && !layout_free_operand(s, p.out.shape)) return false;
@@ -53,16 +57,40 @@ bool blocked_elementwise(const Graph& g, NodeId n) {
   return true;
 }
 
+std::atomic<int64_t> channel_block_override{0};
+
 }  // namespace
 
-Layouts assign_layouts(const Graph& g) {
+void set_host_channel_block(int64_t block) {
+  FUSEPLAN_ASSERT(block == 0 || block == 8 || block == 16, "channel block " + std::to_string(block));
+  channel_block_override = block;
+}
+
+int64_t host_channel_block() {
+  if (const int64_t b = channel_block_override.load()) return b;
+  static const int64_t block = [] {
+    if (const char* e = std::getenv("FUSEPLAN_CHANNEL_BLOCK")) {
+      const std::string v = e;
+      if (v == "8" || v == "16") return static_cast<int64_t>(std::stoi(v));
+      throw Error("FUSEPLAN_CHANNEL_BLOCK must be 8 or 16, got '" + v + "'");
+    }
+    __builtin_cpu_init();
+    const bool avx512_core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    return int64_t{avx512_core ? 16 : 8};
+  }();
+  return block;
+}
+
+Layouts assign_layouts(const Graph& g, int64_t block) {
+  FUSEPLAN_ASSERT(block == 8 || block == 16, "channel block " + std::to_string(block));
   const std::size_t n = g.size();
   std::vector<uint8_t> cand(n, 0);
   UnionFind sets(n);
   for (NodeId v = 0; v < n; ++v) {
     const Primitive& p = g.node(v);
-    if (!blockable_shape(p.out) || p.is_graph_output || p.op_class == OpClass::source) continue;
-    cand[v] = is_conv2d(p) || blocked_elementwise(g, v);
+    if (!blockable_shape(p.out, block) || p.is_graph_output || p.op_class == OpClass::source) continue;
+    cand[v] = is_conv2d(p) || blocked_elementwise(g, v, block);
   }
   for (NodeId v = 0; v < n; ++v)
     if (cand[v] && !is_conv2d(g.node(v)))
@@ -83,6 +111,7 @@ Layouts assign_layouts(const Graph& g) {
     }
   }
   Layouts out;
+  out.block = block;
   out.blocked.assign(n, 0);
   for (NodeId v = 0; v < n; ++v) {
     const NodeId r = sets.find(v);
@@ -94,9 +123,10 @@ Layouts assign_layouts(const Graph& g) {
 const Layouts& layouts_of(const Graph& g) {
   thread_local uint64_t revision = 0;
   thread_local Layouts layouts;
-  if (g.revision() == 0 || revision != g.revision()) {
+  const int64_t block = host_channel_block();
+  if (g.revision() == 0 || revision != g.revision() || layouts.block != block) {
     revision = g.revision();
-    layouts = assign_layouts(g);
+    layouts = assign_layouts(g, block);
   }
   return layouts;
 }
@@ -106,7 +136,7 @@ int Layouts::conv_bits(const Graph& g, NodeId conv, bool plain_buffers) const {
   const bool bx = is_blocked(x), by = is_blocked(conv);
   if (!bx && !by) return 0;
   int bits = kConvBlockedPrimitive;
-  if (!plain_buffers) bits |= (bx ? kConvXBlocked : 0) | (by ? kConvYBlocked : 0);
+  if (!plain_buffers) bits |= (bx ? kConvXBlocked : 0) | (by ? kConvYBlocked : 0) | (block == 16 ? kConvBlock16 : 0);
   return bits;
 }
 

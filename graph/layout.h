@@ -1,6 +1,6 @@
 // Activation layouts of the CPU backend: which 4-D tensors are stored in
-// oneDNN's channel-blocked layout nChw8c between convolutions instead of
-// row-major NCHW (docs/layouts.md).
+// oneDNN's channel-blocked layout (nChw8c on AVX2, nChw16c on AVX-512)
+// between convolutions instead of row-major NCHW (docs/layouts.md).
 //
 // oneDNN runs most convolutions on blocked activations; a convolution that
 // reads and writes NCHW pays a reorder in and out around every call (on a
@@ -20,25 +20,35 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "graph/graph.h"
 
 namespace fuseplan {
 
-/// Channels per block of the blocked layout: 8 floats, one AVX2 vector, the
-/// block oneDNN's jit:avx2 convolutions read and write (nChw8c). On an
-/// AVX-512 machine oneDNN prefers nChw16c and reorders 8c -> 16c inside the
-/// call (exec/onednn.cpp), so the result is the same, slower.
-inline constexpr int64_t kChannelBlock = 8;
+/// Channels per block of this host's blocked layout: one vector register of
+/// floats, the block oneDNN's direct convolutions read and write on the ISA
+/// it dispatches to: 16 (nChw16c, jit:avx512_core) where the CPU has
+/// AVX-512 F, BW, VL and DQ (oneDNN's avx512_core), 8 (nChw8c, jit:avx2)
+/// otherwise. On a Zen 4 core oneDNN runs nChw8c through its AVX2 kernels
+/// and reorders to 16c wherever it picks the AVX-512 ones: 6-40% slower per
+/// conv (docs/layouts.md). The environment variable FUSEPLAN_CHANNEL_BLOCK=8
+/// or 16 overrides it (to compare both on one machine); any other value
+/// throws Error.
+int64_t host_channel_block();
+/// Overrides host_channel_block() for this process from now on (8 or 16; 0
+/// restores the host's block): the tests run both blocks on one machine.
+void set_host_channel_block(int64_t block);
 
 /// How a Conv's activations are laid out (the `layout` argument of the
 /// runtime's fprt::conv, emit/cpu/runtime.h): bit kConvXBlocked / kConvYBlocked
 /// when the plan stores x / y blocked; kConvBlockedPrimitive when the
 /// convolution runs oneDNN's blocked primitive even where plain NCHW would be
 /// chosen by shape (set whenever either side is blocked, also by the
-/// reference executor, which passes plain buffers).
-inline constexpr int kConvXBlocked = 1, kConvYBlocked = 2, kConvBlockedPrimitive = 4;
+/// reference executor, which passes plain buffers); kConvBlock16 when the
+/// blocked sides hold 16-channel blocks (nChw16c) rather than 8 (nChw8c).
+inline constexpr int kConvXBlocked = 1, kConvYBlocked = 2, kConvBlockedPrimitive = 4, kConvBlock16 = 8;
 
 /// Whether oneDNN's gemm convolution on NCHW activations beats the blocked
 /// primitive plus both reorders for a conv with this kernel volume, group
@@ -52,10 +62,14 @@ bool gemm_conv_on_nchw(int64_t kernel_volume, int64_t group, bool unit_stride_no
 inline constexpr int kReorderX = 1, kReorderY = 2;
 
 struct Layouts {
-  /// Per node: its output is stored nChw8c (shape [N, C, H, W] with C a
-  /// multiple of kChannelBlock, element (n, c, h, w) at offset
-  /// ((n·C/8 + c/8)·H·W + h·W + w)·8 + c%8).
+  /// Channels per block (8 or 16): blocked tensors are nChw<block>c.
+  int64_t block = 8;
+  /// Per node: its output is stored blocked (shape [N, C, H, W] with C a
+  /// multiple of block b, element (n, c, h, w) at offset
+  /// ((n·C/b + c/b)·H·W + h·W + w)·b + c%b).
   std::vector<uint8_t> blocked;
+  /// "nChw8c" or "nChw16c".
+  std::string format() const { return "nChw" + std::to_string(block) + "c"; }
   bool is_blocked(NodeId n) const { return n < blocked.size() && blocked[n]; }
   /// The `layout` bits of Conv node `conv` for a kernel of the plan (plain
   /// buffers = false) or for the reference executor (plain buffers = true).
@@ -68,17 +82,18 @@ struct Layouts {
 };
 
 /// The assignment (see above). A tensor is blocked when it lies in a
-/// connected set of f32 4-D tensors with C % kChannelBlock == 0 that are
+/// connected set of f32 4-D tensors with C % block == 0 that are
 /// not graph outputs, each written by a 2-D Conv or by an elementwise op
 /// whose other operands have one element or one per channel ([C,1,1]
 /// broadcast), linked by those ops reading each other at the same shape;
 /// no member is read by a library routine (graph/op_attrs.h is_library_op)
 /// other than as a 2-D Conv's x; and the set touches a Conv. Other ops read
-/// blocked tensors through their index expressions. O(nodes).
-Layouts assign_layouts(const Graph& g);
-/// assign_layouts(g), computed once per graph revision (Graph::revision) and
-/// thread; the reference for the graph's lifetime or until the next call
-/// for another graph on this thread.
+/// blocked tensors through their index expressions. `block` is 8 or 16.
+/// O(nodes).
+Layouts assign_layouts(const Graph& g, int64_t block);
+/// assign_layouts(g, host_channel_block()), computed once per graph revision
+/// (Graph::revision), block and thread; the reference for the graph's
+/// lifetime or until the next call for another graph on this thread.
 const Layouts& layouts_of(const Graph& g);
 
 }  // namespace fuseplan

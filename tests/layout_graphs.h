@@ -22,32 +22,44 @@ g (float[1, 8, 10, 10] x, float[)" + C + R"(, 8, 3, 3] w1, float[)" + C + R"(] b
 }
 
 // r1 is read by MaxPool (a library routine) and by a Conv.
-inline const char* kLibraryReader = R"(<ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 8, 6, 6] x, float[8, 8, 3, 3] w, float[8] b) => (float[1, 8, 1, 1] y, float[1, 8, 5, 5] z) {
+inline std::string library_reader(int c = 8) {
+  const std::string C = std::to_string(c);
+  return R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, )" + C + R"(, 6, 6] x, float[)" + C + ", " + C + R"(, 3, 3] w, float[)" + C + R"(] b) => (float[1, )" + C +
+         R"(, 1, 1] y, float[1, )" + C + R"(, 5, 5] z) {
   c1 = Conv<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(x, w, b)
   r1 = Relu(c1)
   z = MaxPool<kernel_shape = [2, 2]>(r1)
   c2 = Conv<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(r1, w)
   y = GlobalAveragePool(c2)
 })";
+}
 
 // Graph outputs written from blocked tensors; y is a Cast of one (a plain
-// epilogue stage after a blocked conv) in kCastOutput.
-inline const char* kGraphOutputs = R"(<ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 8, 6, 6] x, float[8, 8, 3, 3] w, float[8, 8, 1, 1] w1) => (float[1, 8, 6, 6] y, float[1, 8, 6, 6] z) {
+// epilogue stage after a blocked conv) in cast_output.
+inline std::string graph_outputs(int c = 8) {
+  const std::string C = std::to_string(c), X = "[1, " + C + ", 6, 6]";
+  return R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float)" + X + R"( x, float[)" + C + ", " + C + R"(, 3, 3] w, float[)" + C + ", " + C + R"(, 1, 1] w1) => (float)" + X +
+         R"( y, float)" + X + R"( z) {
   c = Conv<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(x, w)
   y = Relu(c)
   d = Conv<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(x, w)
   e = Relu(d)
   z = Conv<kernel_shape = [1, 1]>(e, w1)
 })";
+}
 
 // A blocked conv output with a Cast (no blocked elementwise op) after it.
-inline const char* kCastOutput = R"(<ir_version: 8, opset_import: ["" : 17]>
-g (float[1, 8, 6, 6] x, float[8, 8, 3, 3] w, float[8, 8, 1, 1] w1) => (double[1, 8, 6, 6] y, float[1, 8, 6, 6] z) {
+inline std::string cast_output(int c = 8) {
+  const std::string C = std::to_string(c), X = "[1, " + C + ", 6, 6]";
+  return R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float)" + X + R"( x, float[)" + C + ", " + C + R"(, 3, 3] w, float[)" + C + ", " + C + R"(, 1, 1] w1) => (double)" + X +
+         R"( y, float)" + X + R"( z) {
   c = Conv<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(x, w)
   y = Cast<to = 11>(c)
   z = Conv<kernel_shape = [1, 1]>(c, w1)
 })";
+}
 
 }  // namespace fuseplan::layout_graphs

@@ -76,8 +76,8 @@ class KernelPrinter : public InlineExprPrinter {
   std::ostringstream& os_;
   const Layouts& lay_;
   const Stage* current_ = nullptr;
-  // Channel coordinates "(cb*8+ci)" of the blocked loop nest open now, and
-  // their block and lane loop variables: an nChw8c tensor read at them is
+  // Channel coordinates "(cb*B+ci)" of the blocked loop nest open now, and
+  // their block and lane loop variables: a blocked tensor read at them is
   // addressed by the variables, without a division.
   std::map<std::string, std::pair<std::string, std::string>> split_;
   // Contraction epilogue applied right after the library call
@@ -184,12 +184,12 @@ class KernelPrinter : public InlineExprPrinter {
     --ind_;
     line("};");
   }
-  // The epilogue over a contraction output stored nChw8c: each run is one
+  // The epilogue over a contraction output stored blocked: each run is one
   // channel block of one image (conv_epilogue, emit/cpu/runtime.h), walked
-  // as (h, w, lane) so the innermost loop is one 8-float vector.
+  // as (h, w, lane) so the innermost loop is one vector of channels.
   void print_blocked_epilogue_lambda() {
     const auto& s = shape(epi_lib_);
-    const int64_t cb = s[1] / kChannelBlock, plane = s[2] * s[3] * kChannelBlock;
+    const int64_t cb = s[1] / lay_.block, plane = s[2] * s[3] * lay_.block;
     line("auto epi = [&](int64_t p, const int64_t) {");
     ++ind_;
     line("const int64_t q = p / " + std::to_string(plane) + ";");
@@ -197,7 +197,7 @@ class KernelPrinter : public InlineExprPrinter {
     const Coords pc = {"i0", "i1", "i2", "i3", "i4"};
     line("for (int64_t i2 = 0; i2 < " + std::to_string(s[2]) + "; ++i2)");
     line("for (int64_t i3 = 0; i3 < " + std::to_string(s[3]) + "; ++i3)");
-    line("for (int64_t i4 = 0; i4 < " + std::to_string(kChannelBlock) + "; ++i4) {");
+    line("for (int64_t i4 = 0; i4 < " + std::to_string(lay_.block) + "; ++i4) {");
     ++ind_;
     push();
     const Coords c = blocked_loop_coords(pc);
@@ -214,17 +214,17 @@ class KernelPrinter : public InlineExprPrinter {
     line("};");
   }
   // Logical [N, C, H, W] coordinates of a loop nest over a blocked tensor's
-  // storage order [N, C/8, H, W, 8] (loop variables pc).
+  // storage order [N, C/B, H, W, B] (loop variables pc).
   Coords blocked_loop_coords(const Coords& pc) {
-    const std::string ch = "(" + pc[1] + "*" + std::to_string(kChannelBlock) + "+" + pc[4] + ")";
+    const std::string ch = "(" + pc[1] + "*" + std::to_string(lay_.block) + "+" + pc[4] + ")";
     split_[ch] = {pc[1], pc[4]};
     return {pc[0], ch, pc[2], pc[3]};
   }
-  // Offset of logical coordinates c in an nChw8c tensor of logical shape s.
+  // Offset of logical coordinates c in a blocked tensor of logical shape s.
   std::string blocked_offset(const std::vector<int64_t>& s, const Coords& c) const {
-    const std::vector<int64_t> storage = {s[0], s[1] / kChannelBlock, s[2], s[3], kChannelBlock};
+    const std::vector<int64_t> storage = {s[0], s[1] / lay_.block, s[2], s[3], lay_.block};
     auto it = split_.find(c[1]);
-    const std::string b = std::to_string(kChannelBlock);
+    const std::string b = std::to_string(lay_.block);
     if (it != split_.end()) return linear_offset(storage, {c[0], it->second.first, c[2], c[3], it->second.second});
     return linear_offset(storage, {c[0], "(" + c[1] + ")/" + b, c[2], c[3], "(" + c[1] + ")%" + b});
   }
@@ -277,10 +277,10 @@ class KernelPrinter : public InlineExprPrinter {
     const auto& s = shape(st.node);
     int from = static_cast<int>(outer.size());
     if (st.kind == StageKind::loop) {
-      // A stage writing an nChw8c tensor loops in its storage order.
+      // A stage writing a blocked tensor loops in its storage order.
       const bool blocked = lay_.is_blocked(st.node) && outer.empty();
       Coords c = blocked ? blocked_loop_coords(
-                               open_loops({s[0], s[1] / kChannelBlock, s[2], s[3], kChannelBlock}, 0, "i", {}, parallel))
+                               open_loops({s[0], s[1] / lay_.block, s[2], s[3], lay_.block}, 0, "i", {}, parallel))
                          : open_loops(s, from, "i", outer, parallel);
       std::string v = compute(st.node, c);
       line(buf(st.node) + "[" + offset(st.node, c) + "] = " + v + ";");
@@ -451,7 +451,7 @@ std::string print_cpp(const Graph& g, const std::vector<KernelPlan>& kernels, st
   os << "extern \"C\" void fp_set_num_threads(int n) {\n#ifdef _OPENMP\n  if (n > 0) omp_set_num_threads(n);\n#endif\n}\n\n";
   // Weak: the compiler may split the unit into parts that each carry it.
   os << "extern \"C\" __attribute__((weak)) void fp_bind_contractions(const fprt::ContractionLibrary* lib) {\n  fprt::contraction_library() = lib;\n}\n\n";
-  const Layouts layouts = assign_layouts(g);
+  const Layouts& layouts = layouts_of(g);
   for (const KernelPlan& kp : kernels) KernelPrinter(g, kp, layouts, os).print();
   return os.str();
 }

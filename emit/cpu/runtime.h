@@ -233,8 +233,9 @@ struct ContractionLibrary {
   /// ConvTranspose (transposed = 1; w: [C,M/g,k...]) over sr = 1-3 spatial
   /// dims; pads = [begin..., end...]; y's shape ys decides ConvTranspose's
   /// output padding. w_const as b_const above. layout: graph/layout.h's
-  /// bits (1: x stored nChw8c, 2: y stored nChw8c, 4: run the blocked
-  /// primitive); 0 for NCHW buffers.
+  /// bits (1: x stored blocked, 2: y stored blocked, 4: run the blocked
+  /// primitive, 8: the blocked sides are nChw16c, else nChw8c); 0 for NCHW
+  /// buffers.
   void (*conv)(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
                int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int transposed,
                int w_const, int layout);
@@ -281,14 +282,15 @@ inline void matmul(const float* a, const int64_t* as, int ar, const float* b, co
 }
 
 /// The epilogue's runs are the output's channel planes (NCHW) or channel
-/// blocks of 8 planes (y stored nChw8c: layout bit 2).
+/// blocks of 8 or 16 planes (y stored nChw8c / nChw16c: layout bit 2, and 8
+/// for 16).
 template <class Epi = NoEpilogue>
 inline void conv_epilogue(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y,
                           const int64_t* ys, int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil,
                           int64_t group, int w_const, int layout, Epi&& epi = Epi{}) {
   contraction_library()->conv(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, 0, w_const, layout);
   if constexpr (kHasEpilogue<Epi>)
-    run_epilogue(elements(ys, sr + 2), elements(ys + 2, sr) * ((layout & 2) ? 8 : 1), epi);
+    run_epilogue(elements(ys, sr + 2), elements(ys + 2, sr) * ((layout & 2) ? ((layout & 8) ? 16 : 8) : 1), epi);
 }
 inline void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
                  int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int w_const,
