@@ -12,6 +12,7 @@
 #include "costmodel/calibrate.h"
 #include "profiling/measurement.h"
 #include "exec/tensor_data.h"
+#include "tests/layout_graphs.h"
 
 namespace fuseplan {
 namespace {
@@ -603,6 +604,24 @@ TEST(CliPlan, ADimsEntryOfTheWrongTypeIsNamed) {
     expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/sha.json"}),
                    "malformed plan: model: 'sha256' is not a string");
   }
+}
+
+// The channel block of the CPU layouts (graph/layout.h): 8 or 16 from the
+// environment, recorded in the plan; anything else is refused.
+TEST(CliChannelBlock, TheEnvironmentPicksEightOrSixteenAndNothingElse) {
+  const std::string dir = fresh_dir("channel-block");
+  const std::string model = write(dir, "res.onnxtxt", layout_graphs::residual(16));
+  for (const char* b : {"8", "16"}) {
+    const std::string plan = dir + "/p" + b + ".json";
+    Result r = fuseplan({"search", model, "--device", "host-cpu-1thread", "-o", plan}, ".",
+                        std::string("FUSEPLAN_CHANNEL_BLOCK=") + b);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(slurp(plan).find(std::string("\"blocked_format\": \"nChw") + b + "c\""), std::string::npos) << b;
+  }
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu-1thread", "-o", dir + "/p12.json"}, ".",
+                          "FUSEPLAN_CHANNEL_BLOCK=12"),
+                 "FUSEPLAN_CHANNEL_BLOCK must be 8 or 16, got '12'");
+  EXPECT_FALSE(fs::exists(dir + "/p12.json"));
 }
 
 }  // namespace
