@@ -31,6 +31,29 @@ const bool kFma = [] {
 
 }  // namespace
 
+#define FP_SSE __attribute__((target("sse2")))
+#define FP_AVX __attribute__((target("avx")))
+#define FP_AVX2 __attribute__((target("avx2")))
+#define FP_AVX512 __attribute__((target("avx512f")))
+
+// Every NaN result becomes the canonical quiet NaN 0x7FC00000: SLEEF's
+// deterministic families agree on every number but not on NaN payloads
+// (on a Zen 4, the AVX-512 logf of a signalling NaN kept its payload,
+// quieted, where the scalar logf returned 0x7FC00000).
+namespace {
+inline float canonical_nan(float r) { return r != r ? __builtin_nanf("") : r; }
+FP_SSE inline __m128 canonical_nan(__m128 r) {
+  const __m128 nan = _mm_cmpunord_ps(r, r);
+  return _mm_or_ps(_mm_andnot_ps(nan, r), _mm_and_ps(nan, _mm_set1_ps(__builtin_nanf(""))));
+}
+FP_AVX inline __m256 canonical_nan(__m256 r) {
+  return _mm256_blendv_ps(r, _mm256_set1_ps(__builtin_nanf("")), _mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+}
+FP_AVX512 inline __m512 canonical_nan(__m512 r) {
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q), r, _mm512_set1_ps(__builtin_nanf("")));
+}
+}  // namespace
+
 // One entry point `name`(params) forwarding `args` to SLEEF's finz routine,
 // or to its cinz twin without FMA. SLEEF's names are declared here (sleef.h
 // would need every ISA's intrinsics enabled) with `decl` (their ISA, so
@@ -40,12 +63,7 @@ const bool kFma = [] {
 #define FP_ENTRY(decl, isa, T, name, finz, cinz, params, args) \
   extern "C" decl T finz params;                             \
   extern "C" decl T cinz params;                             \
-  extern "C" isa T name params { return kFma ? finz args : cinz args; }
-
-#define FP_SSE __attribute__((target("sse2")))
-#define FP_AVX __attribute__((target("avx")))
-#define FP_AVX2 __attribute__((target("avx2")))
-#define FP_AVX512 __attribute__((target("avx512f")))
+  extern "C" isa T name params { return canonical_nan(kFma ? finz args : cinz args); }
 
 // The scalar entry fp_<fn>f and its 4-, 8- (AVX, AVX2) and 16-lane
 // variants; v is the vector-ABI parameter code ("v" per vector argument).

@@ -11,7 +11,9 @@
 // `#pragma omp declare simd`). Scalar and vector variants return the same
 // bits for every input: all are one SLEEF deterministic family
 // (docs/numerics.md, "Transcendentals"). Accuracy: 1.0 ULP (SLEEF's u10
-// routines); NaN, infinities and signed zeros as C99 specifies.
+// routines); infinities and signed zeros as C99 specifies; every NaN result
+// is the canonical quiet NaN 0x7FC00000 (SLEEF's widths disagree on NaN
+// payloads).
 #pragma once
 
 extern "C" {

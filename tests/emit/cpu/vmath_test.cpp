@@ -95,6 +95,11 @@ TEST(Vmath, VectorisedKernelLoopsReturnTheReferenceBits) {
     for (std::size_t i = 0; i < x.size(); ++i) {
       const float ref = u.host(x[i]);
       ASSERT_EQ(bits(y[i]), bits(ref)) << "x = " << x[i] << " (bits " << bits(x[i]) << ")";
+      // NaN results are canonical whatever the input's payload (a Zen 4's
+      // AVX-512 logf kept a signalling NaN's payload).
+      if (std::isnan(ref)) {
+        ASSERT_EQ(bits(y[i]), 0x7FC00000u) << "x bits " << bits(x[i]);
+      }
       const double e = u.exact(x[i]);
       if (std::isnan(e) || std::isinf(e) || std::fabs(e) < std::numeric_limits<float>::min()) continue;
       const double ulp = std::nextafter(static_cast<float>(std::fabs(e)), INFINITY) - static_cast<float>(std::fabs(e));
