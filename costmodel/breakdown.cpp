@@ -83,7 +83,8 @@ void write_breakdown(std::string& out, const GroupView& v, const GroupAnalysis& 
       if (t.regime == regime) t.explain(o, x);
     if (regime != Regime::fixed) o << ")\n";
   }
-  o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound)";
+  o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound; max(t_mem, t_compute) + "
+    << fixed(1 - d.overlap, 2) << " x min + fixed: overlap " << fixed(d.overlap, 2) << ")";
 }
 
 }  // namespace fuseplan::costmodel_detail

@@ -1,12 +1,14 @@
 // Least-squares calibration of a device's effective parameters. Every term
 // of the cost model (costmodel/terms.h) is linear in an inverse throughput x
 // (µs per byte, per FLOP, per call), so within one regime (memory- or
-// compute-bound) a group's time t = max(t_mem, t_compute) + fixed is linear
-// in x: the design matrix has one column per fitted parameter, in the
-// table's column order, and a group's row holds each term's coefficient. We
+// compute-bound) a group's time t = max(t_mem, t_compute) + (1 − p)·min +
+// fixed is linear in x at a given overlap p: the design matrix has one
+// column per fitted parameter, in the table's column order, and a group's
+// row holds each term's coefficient (the shorter regime's times 1 − p). We
 // assign each group to its regime under the current x, solve the relative-
 // error weighted non-negative least squares (Lawson–Hanson), re-assign, and
-// repeat until the regimes stop changing. docs/calibration.md explains why.
+// repeat until the regimes stop changing; p is the grid value whose fit has
+// the smallest residual. docs/calibration.md explains why.
 #include "costmodel/calibrate.h"
 
 #include <algorithm>
@@ -24,6 +26,11 @@
 namespace fuseplan {
 
 namespace {
+
+constexpr std::string_view kOverlapName = "overlap";
+// The overlaps calibrate() tries: 0.5 (half the shorter time hidden) to 1
+// (the ideal roofline), around XLA's 0.95.
+constexpr double kOverlapGrid[] = {0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.975, 1.0};
 
 using costmodel_detail::level_bw;
 
@@ -100,10 +107,11 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
   return x;
 }
 
-// Design rows of one sample: the memory-regime and compute-regime rows.
-// Each term adds its coefficient to its column: memory terms to the memory
-// row, compute terms to the compute row, fixed terms to both.
-void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen::RowVectorXd& mem,
+// Design rows of one sample at overlap p: the memory-regime and
+// compute-regime rows. Each term adds its coefficient to its column: memory
+// terms to the memory row and (1 − p) of it to the compute row, compute
+// terms the other way round, fixed terms to both.
+void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, double p, Eigen::RowVectorXd& mem,
              Eigen::RowVectorXd& cmp) {
   mem = Eigen::RowVectorXd::Zero(L.size());
   cmp = Eigen::RowVectorXd::Zero(L.size());
@@ -112,8 +120,8 @@ void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, Eigen:
     const int j = L.column_of(t, f, d);
     if (j < 0) continue;  // a write-allocate term on a prior without the bandwidth: 0
     const double coef = t.coefficient ? t.coefficient(f, d) : t.amount(f, d);
-    if (t.regime != Regime::compute) mem[j] += coef;
-    if (t.regime != Regime::memory) cmp[j] += coef;
+    mem[j] += t.regime == Regime::compute ? (1 - p) * coef : coef;
+    cmp[j] += t.regime == Regime::memory ? (1 - p) * coef : coef;
   }
 }
 
@@ -187,7 +195,8 @@ struct Fit {
   const std::vector<CalibrationSample>& samples;
   const CalibrationOptions& o;
   int n = 0, p = 0;
-  std::vector<Eigen::RowVectorXd> mem, cmp;  // design rows per sample
+  std::vector<Eigen::RowVectorXd> mem, cmp;    // design rows per sample
+  std::vector<Eigen::RowVectorXd> mem1, cmp1;  // the same without the shorter regime's share (overlap 1)
   Eigen::VectorXd x_prior, x;
   std::vector<int> regime;    // 0 memory, 1 compute
   std::vector<int> support;   // measurements whose regime row uses each column
@@ -200,10 +209,13 @@ struct Fit {
 
   const Eigen::RowVectorXd& row(int i) const { return regime[i] == 0 ? mem[i] : cmp[i]; }
 
+  // A column is exercised by the rows of its own regime: the shorter
+  // regime's unhidden share (1 - overlap) alone identifies nothing, and is
+  // priced at the prior where no row of its own regime supports it.
   void count_support() {
     std::fill(support.begin(), support.end(), 0);
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j < p; ++j) support[j] += row(i)[j] != 0;
+      for (int j = 0; j < p; ++j) support[j] += (regime[i] == 0 ? mem1[i] : cmp1[i])[j] != 0;
   }
 
   // A = the fitted columns of each regime row, b = the time less the held
@@ -500,7 +512,11 @@ class WriteBack {
 
 }  // namespace
 
-std::vector<std::string> calibration_parameter_names(const DeviceSpec& d) { return Layout(d).names(); }
+std::vector<std::string> calibration_parameter_names(const DeviceSpec& d) {
+  std::vector<std::string> names = Layout(d).names();
+  names.push_back(std::string(kOverlapName));
+  return names;
+}
 
 namespace {
 constexpr std::string_view kCalibratedSuffix = "-calibrated";
@@ -523,15 +539,44 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
     if (!(s.measured_us > 0) || !std::isfinite(s.measured_us))
       throw Error("measurement " + s.tag + " has a non-positive time " + num(s.measured_us));
 
-  Fit fit(L, samples, o);
-  fit.x_prior = fit.x = params_of(prior, L);
-  fit.mem.resize(n);
-  fit.cmp.resize(n);
-  for (int i = 0; i < n; ++i) rows_of(samples[i].features, prior, L, fit.mem[i], fit.cmp[i]);
-  fit.regime.assign(n, -1);
-  fit.support.assign(fit.p, 0);
-  fit.free.assign(fit.p, false);
-  fit.run();
+  // One fit per overlap of the grid (the prior's alone when held): the one
+  // with the smallest relative residual. A p whose fit is degenerate is
+  // skipped; when every p is, the prior's error stands.
+  auto fit_at = [&](double p) {
+    Fit fit(L, samples, o);
+    fit.x_prior = fit.x = params_of(prior, L);
+    fit.mem.resize(n);
+    fit.cmp.resize(n);
+    fit.mem1.resize(n);
+    fit.cmp1.resize(n);
+    for (int i = 0; i < n; ++i) {
+      rows_of(samples[i].features, prior, L, p, fit.mem[i], fit.cmp[i]);
+      rows_of(samples[i].features, prior, L, 1, fit.mem1[i], fit.cmp1[i]);
+    }
+    fit.regime.assign(n, -1);
+    fit.support.assign(fit.p, 0);
+    fit.free.assign(fit.p, false);
+    fit.run();
+    return fit;
+  };
+  auto rss_of = [&](const Fit& fit) {
+    double rss = 0;
+    for (int i = 0; i < n; ++i) rss += std::pow(fit.row(i).dot(fit.x) / samples[i].measured_us - 1, 2);
+    return rss;
+  };
+  double best_p = prior.overlap;
+  const bool hold_overlap = held_by_option(o, std::string(kOverlapName));
+  if (!hold_overlap) {
+    double best_rss = std::numeric_limits<double>::infinity();
+    for (double p : kOverlapGrid) {
+      try {
+        const double rss = rss_of(fit_at(p));
+        if (rss < best_rss) best_rss = rss, best_p = p;
+      } catch (const Error&) {
+      }
+    }
+  }
+  Fit fit = fit_at(best_p);
 
   CalibrationResult res;
   res.measurements = n;
@@ -539,6 +584,19 @@ CalibrationResult calibrate(const DeviceSpec& prior, const std::vector<Calibrati
   res.converged = fit.converged;
   const FitStats st = statistics(fit, res);
   res.device = WriteBack(prior, fit, st, res).run();
+  res.device.overlap = best_p;
+  res.overlap = best_p;
+  FittedParameter op;
+  op.name = std::string(kOverlapName);
+  op.prior = prior.overlap;
+  op.value = best_p;
+  op.support = n;
+  op.held = hold_overlap;
+  op.note = hold_overlap ? "held (asked)" : "grid value with the smallest residual";
+  res.parameters.push_back(op);
+  if (best_p != prior.overlap)
+    res.device.sources[std::string(kOverlapName)] = "fitted by fuseplan calibrate: the grid value whose fit had the smallest "
+                                                    "relative residual (prior " + num(prior.overlap) + ")";
   return res;
 }
 

@@ -51,6 +51,7 @@ struct CalibrationResult {
   bool converged = true;                  // false: regimes still alternated after max_iterations (best round kept)
   int memory_bound = 0, compute_bound = 0;  // regimes at convergence
   double rms_relative_residual = 0;       // sqrt(RSS / n) of (pred - meas) / meas
+  double overlap = 0;                     // DeviceSpec::overlap of the fit (a grid value, or the prior's when held)
 };
 
 /// A fit refused because of one parameter the measurements do not identify

@@ -254,6 +254,7 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   get_number(j, "clock_GHz", d.clock_GHz, gpu, ctx);
   get_number(j, "fp32_TFLOPs", d.fp32_TFLOPs, true, ctx);
   get_number(j, "e_mem", d.e_mem, false, ctx);
+  get_number(j, "overlap", d.overlap, false, ctx);
   if (gpu) parse_gpu(j, *d.gpu, ctx);
   else parse_cpu(j, *d.cpu, ctx);
   // The cost terms' parameters (absent and not required: 0, no such term).
@@ -275,6 +276,8 @@ DeviceSpec parse_device(const json& j, const std::string& ctx, const std::string
   check_range(d.fp32_TFLOPs, "fp32_TFLOPs", kPeak, ctx);
   check_range(d.clock_GHz, "clock_GHz", kClock, ctx);
   check_range(d.e_mem, "e_mem", kEfficiency, ctx);
+  if (!(d.overlap >= 0 && d.overlap <= 1))
+    throw Error(ctx + ": field 'overlap' must be in [0, 1], got " + json(d.overlap).dump());
   for (const CostTerm& t : cost_terms())
     if (const double* p = t.field ? t.field(d) : nullptr) check_range(*p, t.parameter, t.range, ctx);
   return d;
@@ -356,6 +359,7 @@ std::string device_to_json(const DeviceSpec& d) {
   j["clock_GHz"] = d.clock_GHz;
   j["fp32_TFLOPs"] = d.fp32_TFLOPs;
   j["e_mem"] = d.e_mem;
+  j["overlap"] = d.overlap;
   if (const GpuSpec* g = d.gpu ? &*d.gpu : nullptr) {
     j["sm_count"] = g->sm_count;
     j["l2_bytes"] = g->l2_bytes;

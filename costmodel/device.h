@@ -100,6 +100,15 @@ struct DeviceSpec {
   double e_contraction = 0.6;  // GEMM/conv: fraction of the CPU's contraction_GFLOPs where it has the table
                                // (1 = the probe's speed), else of tensor_TFLOPs (GPU) or fp32_TFLOPs
   double spill_penalty = 1.0;  // multiplier on register-spill traffic
+  /// Fraction p of the shorter of t_mem and t_compute hidden under the
+  /// longer: predicted = max + (1 − p)·min + fixed. A device JSON may set it
+  /// (`overlap`, in [0, 1]); without it 1, the ideal roofline. Calibration
+  /// fits it per device from measured groups (a grid over [0.5, 1],
+  /// costmodel/calibrate.h). XLA's GPU performance model uses 0.95 (its
+  /// memory/compute parallelism). Not shipped below 1: on an elementwise
+  /// chain, groups whose costs differ by the unhidden share made CBC's proof
+  /// of the `optimal` strategy 15x slower (docs/cost-model.md).
+  double overlap = 1.0;
 
   std::optional<GpuSpec> gpu;  // set on a GPU device
   std::optional<CpuSpec> cpu;  // set on a CPU device

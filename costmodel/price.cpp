@@ -2,7 +2,7 @@
 // of costmodel/terms.cpp. Each regime sums its terms in table order (a row
 // that joins the one before it is summed with it first, and a partial sum
 // in ns is converted to µs once), then
-//   predicted = max(t_mem, t_compute) + fixed.
+//   predicted = max(t_mem, t_compute) + (1 − overlap)·min(t_mem, t_compute) + fixed.
 // Reference: docs/cost-model.md.
 #include <algorithm>
 #include <cctype>
@@ -104,7 +104,7 @@ TermPrices price(const CostFeatures& f, const DeviceSpec& d) {
   p.t_mem_us = total[static_cast<int>(Regime::memory)];
   p.t_compute_us = total[static_cast<int>(Regime::compute)];
   p.fixed_us = total[static_cast<int>(Regime::fixed)];
-  p.predicted_us = std::max(p.t_mem_us, p.t_compute_us) + p.fixed_us;
+  p.predicted_us = overlapped_us(p.t_mem_us, p.t_compute_us, d) + p.fixed_us;
   // The bound names the largest part: the per-kernel and per-call latencies
   // ("launch"), or the roofline body.
   p.bound = p.fixed_us > std::max(p.t_mem_us, p.t_compute_us) ? "launch"
@@ -113,6 +113,10 @@ TermPrices price(const CostFeatures& f, const DeviceSpec& d) {
 }
 
 double predict_us(const CostFeatures& f, const DeviceSpec& d) { return price(f, d).predicted_us; }
+
+double overlapped_us(double t_mem_us, double t_compute_us, const DeviceSpec& d) {
+  return std::max(t_mem_us, t_compute_us) + (1 - d.overlap) * std::min(t_mem_us, t_compute_us);
+}
 
 std::string memory_level(double bytes, const DeviceSpec& d) {
   if (d.is_gpu()) return "DRAM";

@@ -154,6 +154,11 @@ TermPrices price(const CostFeatures& f, const DeviceSpec& d);
 /// a probe-measured transcendental table; to rounding otherwise).
 double predict_us(const CostFeatures& f, const DeviceSpec& d);
 
+/// The roofline body of a group, µs: max(t_mem, t_compute) + (1 − p)·min,
+/// p = DeviceSpec::overlap (the part of the shorter time the longer does not
+/// hide). p = 1 is the ideal roofline max(t_mem, t_compute).
+double overlapped_us(double t_mem_us, double t_compute_us, const DeviceSpec& d);
+
 /// Name of the memory level (cache level or "DRAM") a working set of `bytes`
 /// is priced at on a CPU device; "DRAM" on a GPU.
 std::string memory_level(double bytes, const DeviceSpec& d);

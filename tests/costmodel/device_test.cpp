@@ -222,7 +222,9 @@ TEST(Device, MissingOrMistypedFieldIsNamed) {
         {"spill_penalty", -1, "'spill_penalty' must be >= 0"},
         {"l2_bytes", -1, "'l2_bytes' must be >= 0"},
         {"smem_per_block_bytes", -1, "'smem_per_block_bytes' must be >= 0"},
-        {"min_occupancy_for_full_bw", -1, "'min_occupancy_for_full_bw' must be in [0, 1]"}}) {
+        {"min_occupancy_for_full_bw", -1, "'min_occupancy_for_full_bw' must be in [0, 1]"},
+        {"overlap", 1.5, "'overlap' must be in [0, 1], got 1.5"},
+        {"overlap", -0.1, "'overlap' must be in [0, 1], got -0.1"}}) {
     nlohmann::json t = h100;
     t[key] = bad;
     const std::string msg = thrown_message(temp_file(std::string("bad_") + key + ".json", t.dump()).string());

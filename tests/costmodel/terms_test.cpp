@@ -120,7 +120,8 @@ TEST(Terms, EachCalibrationColumnPricesAsItsFormula) {
 }
 
 // price(): each regime is the sum of its rows in table order, joined rows
-// first; the prediction is max(t_mem, t_compute) + fixed, exactly.
+// first; the prediction is max(t_mem, t_compute) + (1 - overlap)·min +
+// fixed, exactly (overlap 1 unless calibrated).
 TEST(Terms, PriceSumsEachRegimeInTableOrder) {
   const DeviceSpec d = priced_cpu();
   const CostFeatures f = every_feature();
@@ -134,6 +135,8 @@ TEST(Terms, PriceSumsEachRegimeInTableOrder) {
   EXPECT_EQ(p.t_mem_us, t_mem);
   EXPECT_EQ(p.t_compute_us, t_compute);
   EXPECT_EQ(p.fixed_us, fixed);
+  // The shipped overlap 1: the ideal roofline.
+  EXPECT_EQ(d.overlap, 1);
   EXPECT_EQ(p.predicted_us, std::max(t_mem, t_compute) + fixed);
   EXPECT_EQ(predict_us(f, d), p.predicted_us);
   // Hand-checked terms: 13 calls × 0.75 us; the libm routines of Exp and
@@ -154,6 +157,26 @@ TEST(Terms, PriceSumsEachRegimeInTableOrder) {
   for (const CostTerm& t : cost_terms())
     if (t.applies == Applies::cpu) EXPECT_EQ(g.raw[static_cast<int>(t.id)], 0) << t.name;
   EXPECT_EQ(g.fixed_us, testing::h100().launch_us);
+}
+
+// The overlap of memory and compute time: 1 is the ideal roofline, 0 their
+// sum; XLA's 0.95 leaves 5% of the shorter time unhidden.
+TEST(Terms, TheOverlapHidesItsShareOfTheShorterTime) {
+  DeviceSpec d = priced_cpu();
+  const CostFeatures f = every_feature();
+  const TermPrices p = price(f, d);
+  const double hi = std::max(p.t_mem_us, p.t_compute_us), lo = std::min(p.t_mem_us, p.t_compute_us);
+  ASSERT_GT(lo, 0);
+  for (const double overlap : {1.0, 0.95, 0.5, 0.0}) {
+    d.overlap = overlap;
+    EXPECT_DOUBLE_EQ(predict_us(f, d), hi + (1 - overlap) * lo + p.fixed_us) << overlap;
+  }
+  d.overlap = 0;
+  EXPECT_DOUBLE_EQ(predict_us(f, d), p.t_mem_us + p.t_compute_us + p.fixed_us);
+  EXPECT_DOUBLE_EQ(overlapped_us(10, 4, d), 14);
+  d.overlap = 0.95;
+  EXPECT_DOUBLE_EQ(overlapped_us(10, 4, d), 10.2);
+  EXPECT_DOUBLE_EQ(overlapped_us(4, 10, d), 10.2);
 }
 
 // A conv with a Tanh epilogue in a graph beyond the 32 MiB LLC, on a CPU

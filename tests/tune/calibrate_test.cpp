@@ -34,6 +34,7 @@ DeviceSpec truth_device() {
   d.cpu->pool_step_ns = 3;         // prior 0: pooling-library window steps
   d.cpu->select_step_ns = 1.5;     // prior 0: max/min compare-select chains
   d.cpu->source_read_us = 0.8;     // prior 0: first touch of each source tensor read
+  d.overlap = 0.8;                 // prior 0.95: a grid value calibrate() tries
   return d;
 }
 
@@ -128,6 +129,7 @@ double truth_value(const DeviceSpec& t, const std::string& name) {
   if (name == "libm_cold_us") return t.cpu->libm_cold_us;
   if (name == "write_allocate_bw_GBps") return t.cpu->write_allocate_bw_GBps;
   if (name == "store_stall_us") return t.cpu->store_stall_us;
+  if (name == "overlap") return t.overlap;
   for (const auto& c : t.cpu->caches)
     if (name == "caches[" + c.name + "].bw_GBps") return c.bw_GBps;
   return t.dram_bw_GBps;
@@ -147,6 +149,11 @@ void expect_recovered(const CalibrationResult& r, const DeviceSpec& truth) {
       EXPECT_EQ(p.note, "held at prior: measured by fuseplan probe, not fitted");
       continue;
     }
+    if (p.name == "overlap") {  // a grid value: the truth's, or its neighbour under noise
+      EXPECT_FALSE(p.held);
+      EXPECT_NEAR(p.value, want, 0.101);
+      continue;
+    }
     EXPECT_FALSE(p.held) << p.note;
     double tol = p.name == "caches[L1].bw_GBps" || p.name == "spill_penalty" ? 0.20 : 0.10;
     EXPECT_NEAR(p.value, want, tol * want);
@@ -163,9 +170,9 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
   // memory term is at most ~25% of its time next to a 3 us dispatch.
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 15u);  // launch, L1, L2, L3, DRAM, spill, contraction_call (held: the probe
+  ASSERT_EQ(r.parameters.size(), 16u);  // launch, L1, L2, L3, DRAM, spill, contraction_call (held: the probe
                                         // measures it), source_read, libm_cold (held likewise), contraction,
-                                        // other, transcendental, reduce_step, select_step, pool_step
+                                        // other, transcendental, reduce_step, select_step, pool_step, overlap
   EXPECT_EQ(prior.cpu->contraction_call_us, 0);
   EXPECT_EQ(prior.cpu->source_read_us, 0);
   EXPECT_EQ(prior.cpu->libm_cold_us, 0);
@@ -196,7 +203,7 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
   truth.cpu->store_stall_us = 2.0;  // prior 0; next to the 3 us launch (5% noise), what 280 groups resolve
   auto samples = synthetic(truth, 280, 0.05, 7, true);
   CalibrationResult r = calibrate(prior, samples);
-  ASSERT_EQ(r.parameters.size(), 17u);
+  ASSERT_EQ(r.parameters.size(), 18u);  // and the overlap
   auto param = [&](const char* name) {
     return std::find_if(r.parameters.begin(), r.parameters.end(), [&](const FittedParameter& p) { return p.name == name; });
   };
@@ -272,7 +279,8 @@ TEST(Calibrate, HoldsParametersNoMeasurementExercises) {
   // ... unless held on purpose.
   CalibrationResult r = calibrate(load_device("host-cpu"), some, {.hold = {"launch_us"}});
   for (const auto& p : r.parameters) {
-    bool fitted = p.name == "caches[DRAM].bw_GBps" || p.name == "e_contraction";
+    // The contractions' bytes and FLOPs place the overlap too.
+    bool fitted = p.name == "caches[DRAM].bw_GBps" || p.name == "e_contraction" || p.name == "overlap";
     EXPECT_EQ(p.held, !fitted) << p.name;
     if (p.held) EXPECT_EQ(p.value, p.prior) << p.name;
   }
