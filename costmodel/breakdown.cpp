@@ -83,8 +83,9 @@ void write_breakdown(std::string& out, const GroupView& v, const GroupAnalysis& 
       if (t.regime == regime) t.explain(o, x);
     if (regime != Regime::fixed) o << ")\n";
   }
-  o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound; max(t_mem, t_compute) + "
-    << fixed(1 - d.overlap, 2) << " x min + fixed: overlap " << fixed(d.overlap, 2) << ")";
+  o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound";
+  if (d.overlap < 1) o << "; max(t_mem, t_compute) + " << fixed(1 - d.overlap, 3) << " x min + fixed";
+  o << ")";
 }
 
 }  // namespace fuseplan::costmodel_detail
