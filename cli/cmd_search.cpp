@@ -20,7 +20,7 @@ struct SearchArgs {
   std::string strategy = "cost";
   std::string output;
   std::string plan;  // cost: an existing plan to price
-  int max_group_size = 128;
+  int max_group_size = 0;  // none: the compile-time budget caps every kernel
   double time_limit_s = 60;  // exact strategies (optimal)
   bool json = false;
   bool measure_registers = false;
@@ -148,8 +148,9 @@ void add_search(CLI::App& app) {
   a->model.add_to(cmd);
   cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
   cmd->add_option("--strategy", a->strategy, "fusion strategy")->capture_default_str();
-  cmd->add_option("--max-group-size", a->max_group_size, "primitives per kernel at most")
-      ->capture_default_str()
+  cmd->add_option("--max-group-size", a->max_group_size,
+                  "primitives per kernel at most (default: no cap of yours; every kernel stays within its "
+                  "compile-time budget, docs/cost-model.md); the cuts it makes are `group_size` blockers in the plan")
       ->check(integer_in(1, 1 << 20));
   cmd->add_option("--time-limit", a->time_limit_s, "seconds for exact strategies (optimal)")
       ->capture_default_str()

@@ -33,6 +33,11 @@ void put_group(TextOut& o, const GroupView& v, const GroupAnalysis& a, const Gro
   o << "kind = " << to_string(v.grp.kind) << ", " << v.order.size() << " primitives on " << d.name << "\n";
   o << "bytes_read = " << fixed(c.bytes_read) << " (";
   put_tensor_list(o, g, a.inputs, &v);
+  if (!a.immediates.empty()) {
+    o << (a.inputs.empty() ? "" : "; ") << "immediates ";
+    for (std::size_t i = 0; i < a.immediates.size(); ++i) o << (i ? ", " : "") << g.node(a.immediates[i]).name;
+    o << ": 0";
+  }
   if (a.passes > 1) o << "; × " << fixed(a.passes) << " passes, row not resident";
   if (r.spill_bytes > 0) o << "; spill loads " << fixed(r.spill_bytes / 2);
   o << ")\n";

@@ -219,6 +219,7 @@ double gpu_occupancy(int regs, int tpb, double smem_bytes, const DeviceSpec& d);
 /// the features the terms price.
 struct GroupAnalysis {
   PooledVector<NodeId> inputs;      // external inputs (sources in the group too), sorted, each once
+  PooledVector<NodeId> immediates;  // scalar constants read only inline (no bytes), sorted, each once
   double passes = 1;                // reads of each input (a multipass row not resident: reductions + 1)
   GroupFlops flops;                 // at d's transcendental weights
   RegisterEstimate regs;            // what priced the group: the estimate, or the measurement

@@ -7,6 +7,7 @@
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
 #include "graph/layout.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan {
 
@@ -45,14 +46,26 @@ namespace {
 void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
   const Graph& g = v.g;
   // External inputs (as group_inputs(), with the view's O(1) lookup);
-  // sources placed inside the group are loads too.
+  // sources placed inside the group are loads too. A scalar constant read
+  // inline is an immediate (graph/op_attrs.h reads_as_immediate): compiled
+  // into the kernel, no load; it is an input only where a member (a library
+  // routine) reads its buffer.
   for (NodeId n : v.order) {
     if (g.op_class(n) == OpClass::source) a.inputs.push_back(n);
-    for (const InEdge& e : g.in_edges(n))
-      if (NodeId p = e.src; v.pos(p) < 0) a.inputs.push_back(p);
+    for (const InEdge& e : g.in_edges(n)) {
+      if (NodeId p = e.src; v.pos(p) < 0) {
+        if (g.op_class(p) == OpClass::source && reads_as_immediate(g.node(n), g.node(p))) a.immediates.push_back(p);
+        else a.inputs.push_back(p);
+      }
+    }
   }
   std::sort(a.inputs.begin(), a.inputs.end());
   a.inputs.erase(std::unique(a.inputs.begin(), a.inputs.end()), a.inputs.end());
+  if (!a.immediates.empty()) {
+    std::sort(a.immediates.begin(), a.immediates.end());
+    a.immediates.erase(std::unique(a.immediates.begin(), a.immediates.end()), a.immediates.end());
+    std::erase_if(a.immediates, [&](NodeId p) { return std::binary_search(a.inputs.begin(), a.inputs.end(), p); });
+  }
   double read = 0, written = 0, read_sources = 0, sources = 0;
   for (NodeId n : a.inputs) {
     const double b = input_bytes_read(g, v, n);

@@ -31,6 +31,9 @@ std::string InlineExprPrinter::define(NodeId n, const std::string& k, const std:
 }
 
 std::string InlineExprPrinter::val(NodeId n, const Coords& c) {
+  // A scalar constant is compiled in (graph/op_attrs.h reads_as_immediate):
+  // no load, no local.
+  if (kp_.immediates.count(n)) return immediate_literal(g_.node(n));
   std::string k = key(n, c);
   for (auto it = memo_.rbegin(); it != memo_.rend(); ++it) {
     auto f = it->find(k);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "graph/op_attrs.h"
@@ -50,6 +51,12 @@ int row_dims_of(const Graph& g, const std::vector<NodeId>& nodes) {
 
 std::string paren(const std::string& s) { return "(" + s + ")"; }
 
+// "(int8_t)(-5LL)"; INT64_MIN spelled as an expression (its literal would overflow).
+std::string int_literal(int64_t i, const std::string& ty) {
+  if (i == std::numeric_limits<int64_t>::min()) return "(" + ty + ")(-9223372036854775807LL-1)";
+  return "(" + ty + ")(" + std::to_string(i) + "LL)";
+}
+
 }  // namespace
 
 KernelPlan plan_kernel(const Graph& g, const Group& grp) {
@@ -67,8 +74,12 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp) {
     c_type(p.out.dtype);  // rejects dtypes the backend cannot hold
     if (traits(p).is_reduce() || is_library_op(p)) stage_set.insert(n);
     for (NodeId o : g.operands(n)) {
-      if (!kp.members.count(o)) loads.insert(o);
-      else if (is_library_op(p)) stage_set.insert(o);  // library routines read whole buffers
+      if (!kp.members.count(o)) {
+        if (reads_as_immediate(p, g.node(o))) kp.immediates.insert(o);
+        else loads.insert(o);
+      } else if (is_library_op(p)) {
+        stage_set.insert(o);  // library routines read whole buffers
+      }
     }
   }
   for (NodeId n : grp.materialised)
@@ -240,9 +251,45 @@ std::string c_literal(double v, DType t) {
     return paren(buf);
   }
   if (t == DType::boolean) return v != 0 ? "true" : "false";
-  int64_t i = static_cast<int64_t>(v);
-  if (i == std::numeric_limits<int64_t>::min()) return "(" + ty + ")(-9223372036854775807LL-1)";
-  return "(" + ty + ")(" + std::to_string(i) + "LL)";
+  return int_literal(static_cast<int64_t>(v), ty);
+}
+
+std::string immediate_literal(const Primitive& p) {
+  FUSEPLAN_ASSERT(is_immediate(p), "'" + p.name + "' is an immediate");
+  char buf[64];
+  const ConstData& d = p.data;
+  switch (p.out.dtype) {
+    case DType::f32: {
+      const float v = const_element<float>(d, 0);
+      if (std::isfinite(v)) {
+        std::snprintf(buf, sizeof buf, "(%af)", static_cast<double>(v));
+      } else {
+        uint32_t u;
+        std::memcpy(&u, &v, sizeof u);
+        std::snprintf(buf, sizeof buf, "fprt::f32_bits(0x%08xu)", static_cast<unsigned>(u));
+      }
+      return buf;
+    }
+    case DType::f64: {
+      const double v = const_element<double>(d, 0);
+      if (std::isfinite(v)) {
+        std::snprintf(buf, sizeof buf, "(%a)", v);
+      } else {
+        uint64_t u;
+        std::memcpy(&u, &v, sizeof u);
+        std::snprintf(buf, sizeof buf, "fprt::f64_bits(0x%016llxull)", static_cast<unsigned long long>(u));
+      }
+      return buf;
+    }
+    case DType::boolean: return const_element<uint8_t>(d, 0) ? "true" : "false";
+    case DType::i64: return int_literal(const_element<int64_t>(d, 0), "int64_t");
+    case DType::i32: return int_literal(const_element<int32_t>(d, 0), "int32_t");
+    case DType::i8: return int_literal(const_element<int8_t>(d, 0), "int8_t");
+    case DType::u8: return int_literal(const_element<uint8_t>(d, 0), "uint8_t");
+    default: break;
+  }
+  FUSEPLAN_ASSERT(false, "immediate '" + p.name + "' has a dtype the backends hold");
+  return {};
 }
 
 }  // namespace fuseplan

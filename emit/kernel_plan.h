@@ -34,6 +34,11 @@ struct KernelPlan {
   std::string fn_name;            // generated identifier, e.g. "fp_group_3"
   std::vector<Stage> stages;      // topological order
   std::vector<NodeId> loads;      // tensors produced outside the group (buffers read)
+  /// Scalar constants a member reads inline (graph/op_attrs.h
+  /// reads_as_immediate): compiled in as literals (immediate_literal), not
+  /// loaded; in `loads` too only when a library routine of the group reads
+  /// the buffer.
+  std::set<NodeId> immediates;
   std::vector<NodeId> stores;     // materialised tensors (buffers written)
   std::set<NodeId> members;       // every node computed here
   /// > 0: every stage runs inside one outer loop over the first `row_dims`
@@ -72,5 +77,11 @@ Coords broadcast_coords(const std::vector<int64_t>& shape, const Coords& c);
 std::string c_type(DType t);
 /// Exact C literal of a double converted to type `t` (hex float for reals).
 std::string c_literal(double v, DType t);
+/// The value of an immediate (graph/op_attrs.h is_immediate) as an exact C
+/// literal of its dtype, valid in C++ and CUDA C++: the bits of the buffer
+/// exec/ fills for it (const_element). Finite reals are hex floats, a
+/// non-finite one is `fprt::f32_bits(0x...u)` / `fprt::f64_bits(0x...ull)`
+/// (NaN payload and sign kept), integers `(int32_t)(-5LL)`, bools true/false.
+std::string immediate_literal(const Primitive& p);
 
 }  // namespace fuseplan

@@ -167,6 +167,7 @@ std::string plan_to_json(const Graph& g, const Plan& plan) {
   j["dims"] = dims;
   j["strategy"] = plan.strategy;
   j["status"] = plan.status;
+  if (plan.max_group_size > 0) j["max_group_size"] = plan.max_group_size;  // the user's cap (--max-group-size)
   ordered_json groups = ordered_json::array();
   for (std::size_t i = 0; i < plan.groups.size(); ++i) {
     const Group& grp = plan.groups[i];
@@ -275,7 +276,14 @@ Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, con
         action_from_string(string_field(decs[i], "action", "decision " + std::to_string(i)));
     }
     std::string strategy = j.contains("strategy") && j["strategy"].is_string() ? j["strategy"].get<std::string>() : "";
-    Plan plan = make_plan(g, d, partition, strategy);
+    int max_group_size = 0;  // the user's cap it was searched under: the decisions name its cuts again
+    if (j.contains("max_group_size")) {
+      const auto& m = j["max_group_size"];
+      if (!m.is_number_integer() || m.get<int64_t>() < 1 || m.get<int64_t>() > (1 << 20))
+        bad("'max_group_size' is " + m.dump() + ", not an integer from 1 to 1048576");
+      max_group_size = static_cast<int>(m.get<int64_t>());
+    }
+    Plan plan = make_plan(g, d, partition, strategy, PartitionSource::plan_file, max_group_size);
     // make_plan derives each kind from the primitives (and orders the groups):
     // a file whose kind differs is not the plan that would run.
     std::map<std::vector<NodeId>, const Group*> made;

@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "graph/op_attrs.h"
 #include "support/input_file.h"
 
 namespace fuseplan {
@@ -92,15 +93,10 @@ template <class T>
 void fill_from(Tensor& t, const ConstData& d) {
   T* p = t.ptr<T>();
   int64_t n = t.numel();
-  if (d.fill) {
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(*d.fill);
-  } else if (!d.f32.empty()) {
-    if (static_cast<int64_t>(d.f32.size()) != n) throw Error("constant data size mismatch");
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(d.f32[i]);
-  } else {
-    if (static_cast<int64_t>(d.i64.size()) != n) throw Error("constant data size mismatch");
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(d.i64[i]);
-  }
+  if (!d.fill && static_cast<int64_t>(d.f32.empty() ? d.i64.size() : d.f32.size()) != n)
+    throw Error("constant data size mismatch");
+  // const_element: the conversion the backends' immediates use too (graph/op_attrs.h).
+  for (int64_t i = 0; i < n; ++i) p[i] = const_element<T>(d, i);
 }
 
 void fill_known(Tensor& t, const Primitive& p) {

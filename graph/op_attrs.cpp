@@ -120,4 +120,19 @@ bool is_library_op(const Primitive& p) {
   return traits(p).library || (p.kind == Op::Resize && p.attr_string("mode", "nearest") == "linear");
 }
 
+bool is_immediate(const Primitive& p) {
+  if (p.op_class != OpClass::source || p.source == SourceKind::graph_input || p.data.empty() || !p.out.known)
+    return false;
+  switch (p.out.dtype) {
+    case DType::f32: case DType::f64: case DType::i64: case DType::i32: case DType::i8: case DType::u8:
+    case DType::boolean: break;
+    default: return false;
+  }
+  return p.out.numel() == 1;
+}
+
+bool reads_as_immediate(const Primitive& consumer, const Primitive& operand) {
+  return is_immediate(operand) && consumer.op_class != OpClass::source && !is_library_op(consumer);
+}
+
 }  // namespace fuseplan

@@ -73,6 +73,29 @@ ScalarOp scalar_op(const Primitive& p);
 /// traits(p).library, and Resize when its mode is linear.
 bool is_library_op(const Primitive& p);
 
+/// Element i of constant data `d` as a T: the conversion every executor
+/// applies (exec/'s source buffers, the backends' immediates), so a value
+/// compiled into a kernel has the bits of the buffer it replaces.
+template <class T>
+T const_element(const ConstData& d, int64_t i) {
+  if (d.fill) return static_cast<T>(*d.fill);
+  if (!d.f32.empty()) return static_cast<T>(d.f32[static_cast<std::size_t>(i)]);
+  return static_cast<T>(d.i64[static_cast<std::size_t>(i)]);
+}
+
+/// Scalar constants are immediates: a one-element source whose value the
+/// model holds (a Constant or an initializer with data, never a graph input
+/// or a weight fed at run time), of a dtype the executors hold (f32, f64,
+/// i64, i32, i8, u8, bool). The backends compile its value into every kernel
+/// that reads it inline (emit/kernel_plan.h `immediate_literal`), and the
+/// cost model charges those kernels no bytes for it (costmodel/features.cpp).
+bool is_immediate(const Primitive& p);
+/// Whether `consumer` reads its operand `operand` as an immediate: the
+/// operand is one (is_immediate) and the consumer inlines its operands'
+/// values (any op but a library routine, is_library_op, which reads whole
+/// buffers). The one answer both the cost model and the emitters ask.
+bool reads_as_immediate(const Primitive& consumer, const Primitive& operand);
+
 /// Row-major strides of a shape.
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
 

@@ -129,8 +129,8 @@ std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, c
       r.action = Action::kept;
       std::set<int> reader_groups;
       for (NodeId x : g.consumers(p)) reader_groups.insert(home[x]);
-      if (FusionDecision res = check_resources(merged, d, "merging '" + r.producer + "' and '" + r.consumer + "'");
-          !res.ok()) {
+      const std::string merging = "merging '" + r.producer + "' and '" + r.consumer + "'";
+      if (FusionDecision res = check_resources(merged, d, merging); !res.ok()) {
         r.action = Action::blocked;
         r.blocker = res.blocker;
         r.reason = res.reason;
@@ -142,6 +142,14 @@ std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, c
         r.blocker = Blocker::unprofitable;
         r.reason = "merging kernels " + std::to_string(gp.id) + " and " + std::to_string(gc.id) +
                    " is legal but predicted slower";
+      } else if (FusionDecision size = check_group_size(gp.nodes.size() + gc.nodes.size(), d, plan.max_group_size,
+                                                        merging + " (kernels " + std::to_string(gp.id) + " and " +
+                                                            std::to_string(gc.id) + ")");
+                 !size.ok()) {
+        // Predicted faster, but over the compile-time budget or the user's cap.
+        r.action = Action::blocked;
+        r.blocker = size.blocker;
+        r.reason = size.reason;
       } else {
         r.reason = "strategy '" + plan.strategy + "' keeps kernels " + std::to_string(gp.id) + " and " +
                    std::to_string(gc.id) + " apart";

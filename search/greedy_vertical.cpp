@@ -45,7 +45,8 @@ struct Worse {
 // applied (gain_now).
 class VerticalSearch {
  public:
-  VerticalSearch(WorkState& ws, const SearchOptions& o, bool dup) : ws_(ws), o_(o), dup_(dup) {}
+  VerticalSearch(WorkState& ws, const SearchOptions& o, bool dup)
+      : ws_(ws), o_(o), max_size_(max_group_primitives(ws.device(), o.max_group_size)), dup_(dup) {}
 
   /// `seeds`: the groups around which pairs are priced first; nullptr: every group.
   void run(const std::vector<int>* seeds) {
@@ -115,7 +116,7 @@ class VerticalSearch {
 
   std::size_t size_of(int gid) const { return ws_.nodes(gid).size(); }
   /// Whether p and c together stay within the group size cap.
-  bool fits(int p, int c) const { return size_of(p) + size_of(c) <= static_cast<std::size_t>(o_.max_group_size); }
+  bool fits(int p, int c) const { return size_of(p) + size_of(c) <= max_size_; }
 
   /// Predicted saving (µs) of merging c into p; nullopt when illegal or over resources.
   std::optional<double> merge_gain(int p, int c) {
@@ -231,6 +232,7 @@ class VerticalSearch {
 
   WorkState& ws_;
   const SearchOptions& o_;
+  const std::size_t max_size_;  // primitives per kernel (max_group_primitives)
   bool dup_;
   std::priority_queue<Candidate, std::vector<Candidate>, Worse> pq_;
   std::vector<std::pair<int, int>> stamps_;  // stamp storage of every candidate pushed

@@ -47,6 +47,7 @@ bool is_launch_bound(const GroupCost& c) { return c.launch_us >= std::max(c.t_me
 void horizontal_pass(WorkState& ws, const SearchOptions& o) {
   const Graph& g = ws.graph();
   const DeviceSpec& d = ws.device();
+  const std::size_t max_size = max_group_primitives(d, o.max_group_size);
   std::map<int, std::vector<int>> by_depth;
   for (auto [gid, dep] : group_depths(ws)) by_depth[dep].push_back(gid);
   for (auto& [dep, gids] : by_depth) {
@@ -55,7 +56,7 @@ void horizontal_pass(WorkState& ws, const SearchOptions& o) {
       if (!is_launch_bound(ws.cost_of(gid))) continue;
       bool placed = false;
       for (int b : buckets) {
-        if (ws.nodes(b).size() + ws.nodes(gid).size() > static_cast<std::size_t>(o.max_group_size)) continue;
+        if (ws.nodes(b).size() + ws.nodes(gid).size() > max_size) continue;
         if (shares_a_node(ws, b, gid)) continue;  // duplicated copies: one kernel would compute them once
         if (!can_merge_horizontal(g, ws.nodes(b), ws.nodes(gid), true, &d).ok()) continue;
         const int ids[2] = {b, gid};

@@ -5,8 +5,10 @@
 #include <vector>
 #include <unordered_set>
 
+#include "costmodel/compile_time.h"
 #include "costmodel/cost.h"
 #include "support/error.h"
+#include "support/format.h"
 #include "graph/op_traits.h"
 
 namespace fuseplan {
@@ -19,7 +21,7 @@ constexpr std::string_view kBlockerNames[] = {
     "multi_consumer", "control_flow", "reduction_barrier", "graph_break", "cycle",
     "two_contractions", "epilogue_not_elementwise", "contraction_broadcast", "prologue_not_cheap",
     "expensive_broadcast", "horizontal_contraction", "iteration_space", "register_pressure",
-    "shared_memory", "unprofitable"};
+    "shared_memory", "compile_time", "group_size", "unprofitable"};
 static_assert(std::size(kBlockerNames) == static_cast<std::size_t>(Blocker::unprofitable) + 1,
               "one name per Blocker, unprofitable last");
 
@@ -355,6 +357,30 @@ FusionDecision check_resources(const GroupCost& c, const DeviceSpec& d, const st
                                   what + " needs ~" + std::to_string(c.regs_per_thread) +
                                       " registers per thread (limit " + std::to_string(d.gpu->max_regs_per_thread) +
                                       " on " + d.name + ")");
+  return FusionDecision::allow();
+}
+
+std::size_t max_group_primitives(const DeviceSpec& d, int user_cap) {
+  const std::size_t budget = compile_time_max_primitives(d);
+  return user_cap > 0 ? std::min(budget, static_cast<std::size_t>(user_cap)) : budget;
+}
+
+FusionDecision check_group_size(std::size_t primitives, const DeviceSpec& d, int user_cap, const std::string& what) {
+  const std::size_t budget = compile_time_max_primitives(d);
+  const bool user_binds = user_cap > 0 && static_cast<std::size_t>(user_cap) <= budget;
+  if (user_binds && primitives > static_cast<std::size_t>(user_cap))
+    return FusionDecision::forbid(Blocker::group_size, what + " makes a kernel of " + std::to_string(primitives) +
+                                                           " primitives, over the user's --max-group-size " +
+                                                           std::to_string(user_cap));
+  if (primitives > budget) {
+    const CompileTimeModel& m = compile_time_model(d);
+    return FusionDecision::forbid(
+        Blocker::compile_time,
+        what + " makes a kernel of " + std::to_string(primitives) + " primitives: ~" +
+            fixed_text(kernel_compile_s(primitives, d), 2) + " s to compile with " + m.compiler + ", over the " +
+            fixed_text(kKernelCompileBudgetS, 2) + " s budget per kernel (" + std::to_string(budget) + " primitives on " +
+            d.name + ")");
+  }
   return FusionDecision::allow();
 }
 

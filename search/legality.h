@@ -5,6 +5,7 @@
 // shared memory, row residency).
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,7 +23,7 @@ enum class Blocker {
   control_flow, reduction_barrier, graph_break, cycle,
   two_contractions, epilogue_not_elementwise, contraction_broadcast, prologue_not_cheap,
   expensive_broadcast, horizontal_contraction, iteration_space,
-  register_pressure, shared_memory, unprofitable
+  register_pressure, shared_memory, compile_time, group_size, unprofitable
 };
 std::string_view to_string(Blocker b);
 /// Throws Error on an unknown code.
@@ -91,6 +92,18 @@ double resident_row_bytes(const Graph& g, std::span<const NodeId> nodes);
 /// the register estimate exceeds a GPU's per-thread limit (CPU spills are
 /// priced by the cost model instead).
 FusionDecision check_resources(const GroupCost& c, const DeviceSpec& d, const std::string& what);
+
+/// The most primitives (duplicated copies included) one kernel may hold on
+/// d, for every strategy: where the emitted kernel's estimated compile time
+/// reaches its budget (costmodel/compile_time.h), or the user's cap
+/// `user_cap` (--max-group-size; 0: none) when that is smaller.
+std::size_t max_group_primitives(const DeviceSpec& d, int user_cap);
+
+/// Whether one kernel may hold `primitives` primitives: compile_time when
+/// its estimated compile time exceeds the budget, group_size when it exceeds
+/// the user's cap (`user_cap` > 0; the smaller limit is named when both
+/// are), else allowed. `what` starts the reason ("merging 'a' and 'b'").
+FusionDecision check_group_size(std::size_t primitives, const DeviceSpec& d, int user_cap, const std::string& what);
 
 /// Iteration space of a set of primitives in elements: the largest numel
 /// among outputs and reduction/contraction inputs.

@@ -61,7 +61,7 @@ std::vector<NodeId> materialised_nodes(const Graph& g, const std::vector<std::ve
 }
 
 Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<NodeId>> partition,
-               const std::string& strategy, PartitionSource source) {
+               const std::string& strategy, PartitionSource source, int max_group_size) {
   auto refuse = [&](const std::string& what) {
     FUSEPLAN_ASSERT(source != PartitionSource::strategy, "strategy '" + strategy + "' made an invalid partition: " + what);
     throw Error(what);
@@ -162,6 +162,7 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
     plan.totals.predicted_us += plan.costs[i].predicted_us;
   }
   plan.totals.kernels = static_cast<int64_t>(plan.groups.size());
+  plan.max_group_size = max_group_size;
   plan.decisions = log_decisions(g, d, plan);
   return plan;
 }

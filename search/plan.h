@@ -46,6 +46,9 @@ struct Plan {
   std::vector<DecisionRecord> decisions;
   PlanTotals totals;
   std::string status;                   // e.g. "optimal", "gap 3.2%", "" for heuristics
+  /// The user's cap on primitives per kernel the plan was searched with
+  /// (--max-group-size; 0: none): the decision log names the cuts it makes.
+  int max_group_size = 0;
 };
 
 /// Who made a partition handed to make_plan, which decides what an invalid
@@ -60,9 +63,11 @@ enum class PartitionSource { plan_file, strategy };
 /// between non-source primitives (search/decision_log.h) and fills totals
 /// (search_ms excepted). A source in a kernel, a primitive in no group or a
 /// cycle among the kernels throws Error (`source` plan_file) or
-/// InternalError (`source` strategy).
+/// InternalError (`source` strategy). `max_group_size`: the user's cap the
+/// partition was made under (SearchOptions::max_group_size; 0: none).
 Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<NodeId>> partition,
-               const std::string& strategy, PartitionSource source = PartitionSource::plan_file);
+               const std::string& strategy, PartitionSource source = PartitionSource::plan_file,
+               int max_group_size = 0);
 
 /// The materialised subset of `nodes` given the whole partition (graph
 /// outputs, and outputs read by a group that does not recompute them; a

@@ -51,6 +51,7 @@ bool plain_group(const WorkState& ws, int gid, const std::vector<int>& holders) 
 int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& holders, std::vector<int>& changed) {
   const Graph& g = ws.graph();
   const DeviceSpec& d = ws.device();
+  const std::size_t max_size = max_group_primitives(d, o.max_group_size);
   int moves = 0;
   for (int round = 0; round < 2; ++round) {
     bool improved = false;
@@ -72,7 +73,7 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
         std::sort(neigh.begin(), neigh.end());
         neigh.erase(std::unique(neigh.begin(), neigh.end()), neigh.end());
         for (int x : neigh) {
-          if (x == gid || !ws.alive(x) || ws.nodes(x).size() + 1 > static_cast<std::size_t>(o.max_group_size)) continue;
+          if (x == gid || !ws.alive(x) || ws.nodes(x).size() + 1 > max_size) continue;
           const bool s_feeds_x = std::find(consumers.begin(), consumers.end(), x) != consumers.end();
           FusionDecision dec = s_feeds_x ? can_merge_vertical(g, ws.nodes(s), ws.nodes(x), d)
                                          : can_merge_vertical(g, ws.nodes(x), ws.nodes(s), d);
@@ -114,7 +115,7 @@ enum class Recut {
 int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& holders, std::vector<int>& changed) {
   const Graph& g = ws.graph();
   const DeviceSpec& d = ws.device();
-  const std::size_t cap = static_cast<std::size_t>(o.max_group_size);
+  const std::size_t cap = max_group_primitives(d, o.max_group_size);
   int moves = 0;
   struct Move {
     double gain = kMinGainUs;

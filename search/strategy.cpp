@@ -43,7 +43,7 @@ Plan search(const Graph& g, const DeviceSpec& d, const std::string& strategy, co
   const ScopedResourceOracle oracle(o.resource_oracle);  // every cost() below may ask it
   const auto t0 = std::chrono::steady_clock::now();
   auto part = s->partition(g, d, o);
-  Plan plan = make_plan(g, d, std::move(part), s->name(), PartitionSource::strategy);
+  Plan plan = make_plan(g, d, std::move(part), s->name(), PartitionSource::strategy, o.max_group_size);
   plan.status = s->status();
   plan.totals.search_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

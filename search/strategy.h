@@ -14,9 +14,14 @@
 namespace fuseplan {
 
 struct SearchOptions {
-  /// Primitives per group, duplicated copies included, in every strategy
-  /// (bounds compile time, and each step's work: the searches stay linear).
-  int max_group_size = 128;
+  /// The user's cap on primitives per group (--max-group-size N),
+  /// duplicated copies included, in every strategy; 0: none. Every kernel is
+  /// capped anyway where its estimated compile time reaches the budget
+  /// (costmodel/compile_time.h; max_group_primitives, search/legality.h),
+  /// which also bounds each step's work (the searches stay linear). A cut
+  /// either limit makes is a blocked decision naming it (`group_size`,
+  /// `compile_time`).
+  int max_group_size = 0;
   /// Wall seconds for the whole of an exact strategy (optimal): enumeration,
   /// model building and solving; the heuristics are linear passes.
   double time_limit_s = 60;

@@ -19,7 +19,7 @@ std::string partition_key(const Graph& g, const Plan& plan) {
 Plan reprice(const Graph& g, const Plan& plan, const DeviceSpec& d) {
   std::vector<std::vector<NodeId>> partition;
   for (const auto& grp : plan.groups) partition.push_back(grp.nodes);
-  Plan p = make_plan(g, d, std::move(partition), plan.strategy);
+  Plan p = make_plan(g, d, std::move(partition), plan.strategy, PartitionSource::plan_file, plan.max_group_size);
   p.status = plan.status;
   p.totals.search_ms = plan.totals.search_ms;
   p.model_path = plan.model_path;

@@ -50,6 +50,11 @@ FPRT_VMATH_SIMD __attribute__((const, nothrow)) float fp_powf(float, float);
 
 namespace fprt {
 
+// Immediates (emit/kernel_plan.h immediate_literal): a non-finite constant
+// compiled into a kernel from its bits, so NaN payloads and signs survive.
+inline float f32_bits(uint32_t u) { float f; std::memcpy(&f, &u, sizeof f); return f; }
+inline double f64_bits(uint64_t u) { double f; std::memcpy(&f, &u, sizeof f); return f; }
+
 // ---------------------------------------------------------------- scalar ops
 template <class T> inline T relu(T x) { return x < T(0) ? T(0) : x; }
 template <class T> inline T reciprocal(T x) { return T(1) / x; }

@@ -44,6 +44,9 @@ template <> struct numeric_limits<double> {
   static FP_D double lowest() { return -1.7976931348623157e+308; }
   static FP_D double max() { return 1.7976931348623157e+308; }
 };
+// Immediates: a non-finite constant from its bits (emit/kernel_plan.h immediate_literal).
+FP_D float f32_bits(unsigned int u) { return __uint_as_float(u); }
+FP_D double f64_bits(unsigned long long u) { return __longlong_as_double((long long)u); }
 // libm: the CUDA math library (IEEE-rounded where CUDA documents 0 ulp).
 FP_D float exp(float x) { return ::expf(x); }     FP_D double exp(double x) { return ::exp(x); }
 FP_D float log(float x) { return ::logf(x); }     FP_D double log(double x) { return ::log(x); }

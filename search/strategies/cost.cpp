@@ -6,7 +6,8 @@
 //  2. XLA start: XLA-style priority fusion (the `xla` strategy's decisions,
 //     priced with 1 µs launches, producer into all consumers or none),
 //     replayed on fuseplan's own cost model, then horizontal fusion (both
-//     starts keep --max-group-size).
+//     starts keep max_group_primitives: the compile-time budget, or the
+//     user's --max-group-size when smaller).
 // The start whose result is predicted faster wins (an exact tie is settled by
 // the two plans' make_plan totals; then the first). Both
 // starts are linear-time passes; the XLA start runs on graphs of at most

@@ -22,13 +22,14 @@ class ElementwiseStrategy : public Strategy {
   }
   std::vector<std::vector<NodeId>> partition(const Graph& g, const DeviceSpec& d, const SearchOptions& o) override {
     WorkState ws(g, d);
+    const std::size_t max_size = max_group_primitives(d, o.max_group_size);
     for (NodeId c : g.topo_order()) {
       if (!is_pointwise(g.node(c))) continue;
       for (NodeId p : g.operands(c)) {
         if (!is_pointwise(g.node(p)) || g.consumers(p).size() != 1) continue;
         const int gp = ws.home(p), gc = ws.home(c);
         if (gp == gc) continue;
-        if (ws.nodes(gp).size() + ws.nodes(gc).size() > static_cast<std::size_t>(o.max_group_size)) continue;
+        if (ws.nodes(gp).size() + ws.nodes(gc).size() > max_size) continue;
         if (!can_merge_vertical(g, ws.nodes(gp), ws.nodes(gc), d).ok()) continue;
         ws.merge(gc, gp);
       }

@@ -12,7 +12,8 @@
 //    vertical (one reads what the other writes) or horizontal (both read it),
 //    ranked by bytes shared (score_fusion_memory) then proximity, fused
 //    greedily while legal, acyclic and at most 64 primitives per kernel
-//    (max_fusion_size; fewer when --max-group-size says so, which bounds the
+//    (max_fusion_size; fewer when the compile-time budget or --max-group-size
+//    says so, max_group_primitives, which bounds the
 //    inlining too); up to 10 rounds. Contractions stay extern kernels
 //    (cuBLAS/cuDNN, no max-autotune templates): nothing fuses with them.
 #include <algorithm>
@@ -46,7 +47,7 @@ struct Pair {
 class InductorScheduler {
  public:
   InductorScheduler(const Graph& g, const DeviceSpec& d, int max_group_size)
-      : g_(g), d_(d), ws_(g, d), max_size_(std::min(kMaxFusionSize, static_cast<std::size_t>(std::max(1, max_group_size)))) {}
+      : g_(g), d_(d), ws_(g, d), max_size_(std::min(kMaxFusionSize, max_group_primitives(d, max_group_size))) {}
 
   std::vector<std::vector<NodeId>> run() {
     lower();
@@ -169,7 +170,7 @@ class InductorScheduler {
   const Graph& g_;
   const DeviceSpec& d_;
   WorkState ws_;
-  std::size_t max_size_;  // primitives per kernel: min(max_fusion_size, --max-group-size)
+  std::size_t max_size_;  // primitives per kernel: min(max_fusion_size, max_group_primitives)
 };
 
 class InductorStrategy : public Strategy {

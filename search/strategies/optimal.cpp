@@ -100,7 +100,7 @@ class OptimalStrategy : public Strategy {
     const double limit_s = o.time_limit_s > 0 ? std::min(o.time_limit_s, 1e7) : 0.0;  // no NaN/inf in clock arithmetic
     const auto deadline = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(limit_s));
     auto left_s = [&] { return std::chrono::duration<double>(deadline - clock::now()).count(); };
-    const int max_size = std::max(1, std::min(kMaxGroupSize, o.max_group_size));
+    const int max_size = static_cast<int>(std::min<std::size_t>(kMaxGroupSize, max_group_primitives(d, o.max_group_size)));
     int cuts = 0;
     const auto regions = strategies::optimal_regions(g, kMaxRegion, &cuts);
     std::vector<strategies::RegionIlp> ilps;

@@ -11,7 +11,7 @@
 //   - injective, phase 1: when every path is injective;
 //   - reduce: never starts a fusion (it only accepts prologues).
 // A group holds at most 256 primitives (TVM's max_fuse_depth), fewer when
-// --max-group-size says so. Each commit is
+// the compile-time budget or --max-group-size says so (max_group_primitives). Each commit is
 // also asked of fuseplan's legality (can_merge_vertical + convexity) and
 // skipped when illegal there.
 #include <algorithm>
@@ -39,7 +39,7 @@ Pattern op_pattern(const Primitive& p) { return static_cast<Pattern>(tvm_pattern
 class TvmFuser {
  public:
   TvmFuser(const Graph& g, const DeviceSpec& d, int max_group_size)
-      : g_(g), d_(d), pd_(strategies::post_dominators(g)), max_size_(std::min(kMaxFuseDepth, max_group_size)) {
+      : g_(g), d_(d), pd_(strategies::post_dominators(g)), max_size_(static_cast<int>(std::min<std::size_t>(kMaxFuseDepth, max_group_primitives(d, max_group_size)))) {
     const std::size_t n = g.size();
     parent_.resize(n);
     pattern_.assign(n, kOpaque);
@@ -195,7 +195,7 @@ class TvmFuser {
   const Graph& g_;
   const DeviceSpec& d_;
   strategies::PostDominators pd_;
-  int max_size_;  // primitives per group: min(max_fuse_depth, --max-group-size)
+  int max_size_;  // primitives per group: min(max_fuse_depth, max_group_primitives)
   std::vector<NodeId> parent_;
   std::vector<Pattern> pattern_;
   std::vector<Pattern> tree_pattern_;

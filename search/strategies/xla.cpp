@@ -10,11 +10,12 @@
 // into a library GEMM/convolution (XLA keeps cuBLAS/cuDNN calls as custom
 // calls); the GEMM rewriter's bias/activation epilogues are modelled by
 // letting a contraction group fuse into its single elementwise consumer.
-// No fusion grows past --max-group-size primitives (SearchOptions): besides
-// honouring the cap, this bounds the work of each step (pricing, operand
-// count and legality of the touched groups), so the pass is linear in the
-// primitives; unbounded, a chain fused into one growing group reprices it
-// at every step (quadratic: a 10^5 chain took minutes).
+// No fusion grows past max_group_primitives (search/legality.h: the
+// compile-time budget of a kernel, or the user's --max-group-size when
+// smaller): besides honouring the limit, this bounds the work of each step
+// (pricing, operand count and legality of the touched groups), so the pass
+// is linear in the primitives; unbounded, a chain fused into one growing
+// group reprices it at every step (quadratic: a 10^5 chain took minutes).
 #include <algorithm>
 #include <queue>
 #include <span>
@@ -93,7 +94,7 @@ class PriorityFusion {
  public:
   PriorityFusion(const Graph& g, const DeviceSpec& d, int max_group_size)
       : g_(g), d_(d), prio_d_(priority_device(d)), ws_(g, prio_d_),
-        max_group_size_(static_cast<std::size_t>(std::max(1, max_group_size))) {}
+        max_group_size_(max_group_primitives(d, max_group_size)) {}
 
   std::vector<std::vector<NodeId>> run() {
     for (int gid : ws_.alive_groups()) push(gid);
@@ -168,7 +169,7 @@ class PriorityFusion {
   const DeviceSpec& d_;
   DeviceSpec prio_d_;
   WorkState ws_;
-  std::size_t max_group_size_;  // primitives per group, copies included
+  std::size_t max_group_size_;  // primitives per group, copies included (max_group_primitives)
   std::priority_queue<Entry> pq_;
   std::vector<int> log_;
 };

@@ -17,7 +17,8 @@ std::vector<int> fuse_into_all_consumers(WorkState& ws, int p);
 /// Runs the `xla` strategy's priority fusion and returns the producer group
 /// ids it fused, in order. Group ids are those of a fresh WorkState(g, ·):
 /// merges and duplications keep ids, so the log replays exactly. No group
-/// grows past `max_group_size` primitives (copies included).
+/// grows past max_group_primitives(d, max_group_size) primitives (copies
+/// included; `max_group_size`: the user's cap, 0 none).
 std::vector<int> xla_fusion_log(const Graph& g, const DeviceSpec& d, int max_group_size);
 
 /// Applies a log from xla_fusion_log to a fresh WorkState of the same graph

@@ -252,5 +252,33 @@ TEST(CliReliability, MaxGroupSizeHoldsForEveryStrategy) {
   }
 }
 
+// No arbitrary group-size split (issue 32): a chain of 250 elementwise ops,
+// cut at 128 primitives by a fixed default before, is one kernel; the
+// user's --max-group-size still cuts, and `explain` shows each cut as a
+// `group_size` blocker naming the cap. A run of the one-kernel plan is
+// bit-identical to the reference.
+TEST(CliReliability, A250ChainIsOneKernelAndAUserCapCutIsExplained) {
+  const std::string dir = fresh_dir("chain250");
+  const std::string model = chain_model(dir, 250);
+  Result r = fuseplan({"search", model, "--device", "host-cpu", "-o", dir + "/one.json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(": 1 kernels (unfused 250)"), std::string::npos) << r.out;
+  Result run = fuseplan({"run", model, "--plan", dir + "/one.json", "--verify", "--repeat", "1"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  r = fuseplan({"search", model, "--device", "host-cpu", "--max-group-size", "100", "-o", dir + "/capped.json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  Result e = fuseplan({"explain", dir + "/capped.json"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  int cuts = 0;
+  std::stringstream ss(e.out);
+  for (std::string l; std::getline(ss, l);) {
+    if (l.find(": blocked (kernels ") == std::string::npos) continue;
+    ++cuts;
+    EXPECT_NE(l.find(" [group_size] "), std::string::npos) << l;
+    EXPECT_NE(l.find("primitives, over the user's --max-group-size 100"), std::string::npos) << l;
+  }
+  EXPECT_GE(cuts, 2) << e.out;  // 250 primitives in kernels of at most 100
+}
+
 }  // namespace
 }  // namespace fuseplan::test

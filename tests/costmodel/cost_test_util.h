@@ -23,6 +23,13 @@ class GraphBuilder {
   NodeId weight(const std::string& name, std::vector<int64_t> shape, DType t = DType::f32) {
     return source(name, "Weight", SourceKind::weight, std::move(shape), t);
   }
+  /// A constant whose value the model holds (graph/op_attrs.h: an immediate
+  /// when it has one element of a dtype the executors hold).
+  NodeId constant(const std::string& name, std::vector<int64_t> shape, std::vector<float> data, DType t = DType::f32) {
+    const NodeId n = source(name, "Constant", SourceKind::constant, std::move(shape), t);
+    g.node_mut(n).data.f32 = std::move(data);
+    return n;
+  }
   NodeId op(const std::string& name, const std::string& op, OpClass cls, std::vector<int64_t> shape,
             std::initializer_list<NodeId> operands, std::map<std::string, AttrValue> attrs = {}) {
     Primitive p;

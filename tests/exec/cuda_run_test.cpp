@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 
 #include "emit/cuda/cuda_backend.h"
 #include "support/files.h"
@@ -81,6 +82,30 @@ TEST(GpuRun, LinearResizeMatchesTheCpuReference) {
     auto r = run_plan_cuda(g, cudatest::one_group(g, d), d, src);
     EXPECT_LT(r.max_rel_error, 1e-6) << mode;
   }
+}
+
+// Scalar constants are immediates (graph/op_attrs.h): the kernels compute
+// with the literal the CPU reference reads from its buffer, so exact IEEE
+// ops give the reference's bits, fused and unfused.
+TEST(GpuRun, ScalarConstantImmediatesMatchTheCpuReferenceExactly) {
+  REQUIRE_GPU();
+  test::Builder b;
+  auto x = b.input("x", {64, 256});
+  auto k = b.weight("k", {}, {0.1f});
+  auto ninf = b.weight("ninf", {1}, {-std::numeric_limits<float>::infinity()});
+  auto m = b.op("m", "Mul", OpClass::broadcast, {x, k}, {64, 256});
+  auto y = b.op("y", "Max", OpClass::broadcast, {m, ninf}, {64, 256});
+  auto i = b.ints("i", {1}, {-7});
+  auto xi = b.op("xi", "Cast", OpClass::elementwise, {x}, {64, 256}, {{"to", int64_t{7}}}, DType::i64);
+  auto yi = b.op("yi", "Add", OpClass::broadcast, {xi, i}, {64, 256}, {}, DType::i64);
+  Graph& g = b.done({y, yi});
+  DeviceSpec d = load_device("h200");
+  auto src = make_source_data(g);
+  auto a = run_plan_cuda(g, cudatest::one_group(g, d), d, src);
+  auto u = run_plan_cuda(g, make_plan(g, d, {{m}, {y}, {xi}, {yi}}, "unfused"), d, src);
+  for (auto& [name, t] : a.outputs) EXPECT_EQ(t.data, u.outputs.at(name).data) << name;
+  EXPECT_EQ(a.max_rel_error, 0);
+  EXPECT_EQ(u.max_rel_error, 0);
 }
 
 // Times the unfused and cost plans of every example at batch 1 and 64 and

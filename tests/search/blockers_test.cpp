@@ -250,6 +250,31 @@ TEST(Blockers, UnprofitableWhenAPrologueWouldBeRecomputedPerTile) {
   EXPECT_LT(r->delta_us, 0);
 }
 
+// Resources: a kernel's compile time (costmodel/compile_time.h: 780
+// primitives within the 0.5 s budget on a CPU device, 2896 on a GPU device)
+// and the user's --max-group-size, whichever is smaller, named as such.
+TEST(Blockers, CompileTimeAndGroupSizeCapAKernelsPrimitives) {
+  const DeviceSpec cpu = load_device("host-cpu");
+  EXPECT_EQ(max_group_primitives(cpu, 0), 780u);
+  EXPECT_EQ(max_group_primitives(h100(), 0), 2896u);
+  EXPECT_EQ(max_group_primitives(cpu, 100), 100u);
+  EXPECT_EQ(max_group_primitives(cpu, 5000), 780u);
+  EXPECT_TRUE(check_group_size(780, cpu, 0, "x").ok());
+  const FusionDecision over = check_group_size(781, cpu, 0, "merging 'a' and 'b'");
+  EXPECT_EQ(over.blocker, Blocker::compile_time);
+  // 5.2e-4·781 + 1.54e-7·781² = 0.500054 s
+  EXPECT_EQ(over.reason, "merging 'a' and 'b' makes a kernel of 781 primitives: ~0.50 s to compile with GCC 12 (CPU "
+                         "backend flags), over the 0.50 s budget per kernel (780 primitives on host-cpu)");
+  EXPECT_TRUE(check_group_size(2896, h100(), 0, "x").ok());
+  EXPECT_EQ(check_group_size(2897, h100(), 0, "x").blocker, Blocker::compile_time);
+  const FusionDecision user = check_group_size(101, cpu, 100, "merging 'a' and 'b'");
+  EXPECT_EQ(user.blocker, Blocker::group_size);
+  EXPECT_EQ(user.reason, "merging 'a' and 'b' makes a kernel of 101 primitives, over the user's --max-group-size 100");
+  EXPECT_TRUE(check_group_size(100, cpu, 100, "x").ok());
+  // A user cap above the budget: the budget binds.
+  EXPECT_EQ(check_group_size(781, cpu, 5000, "x").blocker, Blocker::compile_time);
+}
+
 TEST(Blockers, EveryCodeHasAName) {
   for (int b = 0; b <= static_cast<int>(Blocker::unprofitable); ++b)
     EXPECT_EQ(blocker_from_string(to_string(static_cast<Blocker>(b))), static_cast<Blocker>(b));

@@ -43,6 +43,29 @@ INSTANTIATE_TEST_SUITE_P(All, SharedModelPlan,
                          ::testing::Combine(::testing::ValuesIn(test::shared_model_files()),
                                             ::testing::Values<int64_t>(1, 64)));
 
+// The user's --max-group-size travels with the plan: loaded back, the
+// re-derived decisions name the cuts it made (`group_size`) again.
+TEST(PlanJson, TheUsersGroupSizeCapLoadsBackWithItsCuts) {
+  std::string t = "<ir_version: 8, opset_import: [\"\" : 17]>\nm (float[8, 256] x) => (float[8, 256] y) {\n";
+  for (int i = 0; i < 10; ++i) t += std::string("  ") + (i == 9 ? "y" : "t" + std::to_string(i)) + " = Relu(" +
+                                    (i == 0 ? "x" : "t" + std::to_string(i - 1)) + ")\n";
+  Graph g = import_onnx_text(t + "}\n", {}, "chain");
+  SearchOptions o;
+  o.max_group_size = 4;
+  Plan p = search(g, h100(), "elementwise", o);
+  ASSERT_EQ(p.totals.kernels, 3);  // 4 + 4 + 2
+  const std::string text = json_without_time(g, p);
+  EXPECT_NE(text.find("\"max_group_size\": 4,"), std::string::npos);
+  Plan back = load_plan(text, g, h100());
+  EXPECT_EQ(back.max_group_size, 4);
+  EXPECT_EQ(json_without_time(g, back), text);
+  int blocked = 0;
+  for (const auto& r : back.decisions) blocked += r.blocker == Blocker::group_size;
+  EXPECT_EQ(blocked, 2);
+  // Without a cap of the user's the key is absent.
+  EXPECT_EQ(json_without_time(g, search(g, h100(), "elementwise")).find("max_group_size"), std::string::npos);
+}
+
 TEST(PlanJson, SearchIsDeterministic) {
   ImportOptions o;
   o.batch = 8;
@@ -146,6 +169,8 @@ INSTANTIATE_TEST_SUITE_P(
                        "group 0 says kind 'horizontal', but its primitives make a 'loop' group"),
         std::make_pair(R"({"schema": "fuseplan.plan/1", "groups": [{"kind": "loop", "nodes": ["t", "y", "t"]}]})",
                        "group 0 lists 't' twice"),
+        std::make_pair(R"({"schema": "fuseplan.plan/1", "max_group_size": 0, "groups": [{"kind": "loop", "nodes": ["t", "y"]}]})",
+                       "'max_group_size' is 0, not an integer from 1 to 1048576"),
         std::make_pair("{\n", "not JSON (line 2, column 1: unexpected end of input; expected string literal)")));
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "costmodel/compile_time.h"
 #include "graph/synthetic.h"
 #include "tests/strategies/strategy_test_util.h"
 
@@ -73,16 +74,90 @@ TEST(Limits, EveryStrategyHonoursMaxGroupSizeOnSyntheticModels) {
   }
 }
 
-// With no cap, `xla` fused a chain into one growing group and repriced it at
-// every step: quadratic (10^4 primitives 16 s, 10^5 past the test's timeout).
-// The default cap bounds each step's work, so the pass is linear.
-TEST(Limits, XlaFinishesALongChainWithinTheDefaultCap) {
+// With no limit, `xla` fused a chain into one growing group and repriced it
+// at every step: quadratic (10^4 primitives 16 s, 10^5 past the test's
+// timeout). The compile-time budget of a kernel (780 primitives on a CPU
+// device, costmodel/compile_time.h) bounds each step's work, so the pass is
+// linear.
+TEST(Limits, XlaFinishesALongChainWithinTheCompileTimeBudget) {
   const Graph g = chain(100000);
+  const DeviceSpec d = load_device("host-cpu");
+  ASSERT_EQ(compile_time_max_primitives(d), 780u);
   const auto t0 = std::chrono::steady_clock::now();
-  const Plan p = search(g, load_device("host-cpu"), "xla");
-  EXPECT_LE(largest_group(p), static_cast<std::size_t>(SearchOptions{}.max_group_size));
+  const Plan p = search(g, d, "xla");
+  EXPECT_LE(largest_group(p), 780u);
+  EXPECT_GE(p.totals.kernels, (100000 + 779) / 780);
   EXPECT_LT(p.totals.kernels, 100000 / 64);
-  EXPECT_LT(seconds_since(t0), 60.0);  // a few seconds; quadratic, it took most of an hour
+  EXPECT_LT(seconds_since(t0), 60.0);  // ~15 s on the shared 2-core host; quadratic, it took most of an hour
+}
+
+/// The decisions of `p` on edges between two kernels.
+std::vector<DecisionRecord> cuts(const Plan& p) {
+  std::vector<DecisionRecord> out;
+  for (const auto& r : p.decisions)
+    if (r.action == Action::kept || r.action == Action::blocked) out.push_back(r);
+  return out;
+}
+
+// No arbitrary group-size split: a straight chain of 250 cheap elementwise
+// ops (cut at 128 primitives before) is one kernel by default, on a CPU and
+// a GPU device, in every strategy whose own model does not cap it lower
+// (`inductor` 64, `optimal` 6).
+TEST(Limits, AChainOf250ElementwiseOpsIsOneKernelByDefault) {
+  const Graph g = chain(250);
+  for (const DeviceSpec& d : {load_device("host-cpu"), testing::h100()})
+    for (const char* s : {"cost", "xla", "elementwise", "tvm"}) {
+      SCOPED_TRACE(d.name + " / " + s);
+      const Plan p = search(g, d, s);
+      EXPECT_EQ(p.totals.kernels, 1);
+      EXPECT_EQ(p.max_group_size, 0);
+      EXPECT_TRUE(cuts(p).empty());
+    }
+}
+
+// The user's --max-group-size still caps every kernel, and each cut it makes
+// is a `group_size` blocker naming it (the merge was predicted faster).
+TEST(Limits, AUserCapCutIsAGroupSizeBlockerNamingTheCap) {
+  const Graph g = chain(250);
+  SearchOptions o;
+  o.max_group_size = 100;
+  for (const char* s : {"cost", "xla", "elementwise"}) {
+    SCOPED_TRACE(s);
+    const Plan p = search(g, load_device("host-cpu"), s, o);
+    EXPECT_EQ(p.max_group_size, 100);
+    EXPECT_LE(largest_group(p), 100u);
+    EXPECT_GE(p.totals.kernels, 3);
+    const auto c = cuts(p);
+    EXPECT_EQ(c.size(), static_cast<std::size_t>(p.totals.kernels - 1));  // a chain: one edge between neighbours
+    for (const auto& r : c) {
+      EXPECT_EQ(r.action, Action::blocked) << r.producer << " -> " << r.consumer;
+      EXPECT_EQ(r.blocker, Blocker::group_size) << r.reason;
+      EXPECT_GT(r.delta_us, 0) << r.reason;
+      EXPECT_NE(r.reason.find("over the user's --max-group-size 100"), std::string::npos) << r.reason;
+    }
+  }
+}
+
+// Past the compile-time budget a chain is cut there, and the decision log
+// says so: `compile_time`, with the estimate and the budget.
+TEST(Limits, AChainPastTheCompileTimeBudgetIsCutWithACompileTimeBlocker) {
+  const Graph g = chain(1000);
+  const DeviceSpec d = load_device("host-cpu");
+  for (const char* s : {"cost", "xla", "elementwise"}) {
+    SCOPED_TRACE(s);
+    const Plan p = search(g, d, s);
+    EXPECT_LE(largest_group(p), 780u);
+    EXPECT_EQ(p.totals.kernels, 2);  // 1000 primitives: two kernels within 780 each
+    const auto c = cuts(p);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].action, Action::blocked);
+    EXPECT_EQ(c[0].blocker, Blocker::compile_time) << c[0].reason;
+    // 1000 primitives: 5.2e-4·1000 + 1.54e-7·1000² = 0.674 s.
+    EXPECT_NE(c[0].reason.find("makes a kernel of 1000 primitives: ~0.67 s to compile with GCC"), std::string::npos)
+        << c[0].reason;
+    EXPECT_NE(c[0].reason.find("over the 0.50 s budget per kernel (780 primitives on host-cpu)"), std::string::npos)
+        << c[0].reason;
+  }
 }
 
 // --time-limit bounded only CBC: the candidates of every region were

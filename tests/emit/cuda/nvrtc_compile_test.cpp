@@ -3,6 +3,8 @@
 #ifdef FUSEPLAN_HAVE_CUDA
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include "costmodel/cost.h"
 #include "emit/cuda/cuda_backend.h"
 #include "tests/builder.h"
@@ -208,6 +210,35 @@ TEST(CudaKernels, OpaqueGroupIsSkippedWithANoteAndTheOthersCompile) {
     EXPECT_FALSE(cubins[i].empty());
   }
   EXPECT_NE(cuda::resources_markdown(t, h100(), opts()).find(cuda::kOpaqueNote), std::string::npos);
+}
+
+// Scalar constants are immediates (graph/op_attrs.h is_immediate): the CUDA
+// kernels get exact literals (emit/kernel_plan.h immediate_literal), no
+// pointer parameter for the constants, and compile; fused and unfused.
+TEST(CudaKernels, ScalarConstantsAreLiteralsNotParameters) {
+  test::Builder b;
+  auto x = b.input("x", {64, 256});
+  auto k = b.weight("k", {}, {0.1f});                                 // an initializer with data
+  auto nan = b.weight("nan", {1}, {std::bit_cast<float>(0x7fc01234u)});  // NaN with a payload
+  auto i = b.ints("i", {1}, {-7});
+  auto gt = b.op("gt", "Greater", OpClass::broadcast, {x, k}, {64, 256}, {}, DType::boolean);
+  auto m = b.op("m", "Mul", OpClass::broadcast, {x, k}, {64, 256});
+  auto w = b.op("w", "Where", OpClass::broadcast, {gt, nan, m}, {64, 256});
+  auto xi = b.op("xi", "Cast", OpClass::elementwise, {x}, {64, 256}, {{"to", int64_t{7}}}, DType::i64);
+  auto yi = b.op("yi", "Add", OpClass::broadcast, {xi, i}, {64, 256}, {}, DType::i64);
+  Graph& g = b.done({w, yi});
+  for (const Plan& plan : {cudatest::one_group(g, h100()), make_plan(g, h100(), {{gt}, {m}, {w}, {xi}, {yi}}, "test")}) {
+    auto src = cuda::plan_sources(g, plan, h100());
+    std::string all;
+    for (const auto& s : src) {
+      all += s.source;
+      for (const auto& l : s.launches)
+        for (NodeId p : l.params) EXPECT_TRUE(p != k && p != nan && p != i) << g.node(p).name << " is a parameter";
+    }
+    for (const char* lit : {"(0x1.99999ap-4f)", "fprt::f32_bits(0x7fc01234u)", "(int64_t)(-7LL)"})
+      EXPECT_NE(all.find(lit), std::string::npos) << lit << "\n" << all;
+    expect_compiles(g, plan, "sm_90");
+  }
 }
 
 }  // namespace
