@@ -282,7 +282,7 @@ TEST(Blockers, CpuRegisterEstimateIsACostNotALimit) {
   ImportOptions o;
   o.batch = 1;
   Graph g = import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/resnet50_bottleneck.onnxtxt", o);
-  const DeviceSpec cpu = load_device("host-cpu");
+  const DeviceSpec cpu = load_device("host-cpu-reference");
   GroupCost big;
   big.regs_per_thread = 200;
   EXPECT_TRUE(check_resources(big, cpu, "x").ok());

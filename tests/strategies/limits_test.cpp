@@ -43,7 +43,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // kept only their own limits.
 TEST(Limits, EveryStrategyHonoursMaxGroupSizeOnAChain) {
   const Graph g = chain(300);
-  const DeviceSpec d = load_device("host-cpu");
+  const DeviceSpec d = load_device("host-cpu-reference");
   for (int cap : {2, 3}) {
     for (const auto& s : strategy_names()) {
       SCOPED_TRACE(s + " with --max-group-size " + std::to_string(cap));
@@ -79,7 +79,7 @@ TEST(Limits, EveryStrategyHonoursMaxGroupSizeOnSyntheticModels) {
 TEST(Limits, XlaFinishesALongChainWithinTheDefaultCap) {
   const Graph g = chain(100000);
   const auto t0 = std::chrono::steady_clock::now();
-  const Plan p = search(g, load_device("host-cpu"), "xla");
+  const Plan p = search(g, load_device("host-cpu-reference"), "xla");
   EXPECT_LE(largest_group(p), static_cast<std::size_t>(SearchOptions{}.max_group_size));
   EXPECT_LT(p.totals.kernels, 100000 / 64);
   EXPECT_LT(seconds_since(t0), 60.0);  // a few seconds; quadratic, it took most of an hour
@@ -96,7 +96,7 @@ TEST(Limits, OptimalTimeLimitCoversTheWholeStrategy) {
   SearchOptions o;
   o.time_limit_s = 1;
   const auto t0 = std::chrono::steady_clock::now();
-  const Plan p = search(g, load_device("host-cpu"), "optimal", o);
+  const Plan p = search(g, load_device("host-cpu-reference"), "optimal", o);
   EXPECT_LT(seconds_since(t0), 15.0);  // the limit, the unfused pricing of what is left, make_plan
   EXPECT_EQ(p.status.rfind("time limit 1 s reached", 0), 0u) << p.status;
   EXPECT_TRUE(p.status.find("no proven bound") != std::string::npos || p.status.find("gap ") != std::string::npos)
@@ -110,7 +110,7 @@ TEST(Limits, OptimalSolvesEveryRegionOfAChainWithinItsLimit) {
   const Graph g = chain(1200);
   SearchOptions o;
   o.time_limit_s = 120;
-  const Plan p = search(g, load_device("host-cpu"), "optimal", o);
+  const Plan p = search(g, load_device("host-cpu-reference"), "optimal", o);
   EXPECT_EQ(p.status.rfind("optimal per region", 0), 0u) << p.status;
   EXPECT_EQ(p.status.find("time limit"), std::string::npos) << p.status;
   EXPECT_LE(largest_group(p), 6u);
