@@ -74,7 +74,7 @@ void part_a(const Args& a) {
       << "] y) {\n  t = Add(x, b)\n  y = Relu(t)\n}\n";
   }
   Graph g = import_model(p.string(), {});
-  const DeviceSpec dev = load_device("host-cpu");
+  const DeviceSpec dev = load_device("host-cpu-reference");
   Plan unfused = search(g, dev, "unfused"), fused = search(g, dev, "elementwise");
   const int nt = threads_used(a);
   const double mib = 1024.0 * 1024.0, tensor = 4.0 * N * C;
@@ -151,7 +151,7 @@ void part_c(const Args& a) {
        "  m = MatMul(x, w)\n  t = Add(m, b)\n  y = Gelu(t)\n}\n",
        "tvm"},
   };
-  const DeviceSpec dev = load_device("host-cpu");
+  const DeviceSpec dev = load_device("host-cpu-reference");
   const int nt = threads_used(a);
   std::cout << "### (c) contraction epilogue in the call vs as loop stages, " << nt
             << " threads, median of " << std::max(a.repeat, 7) << " interleaved rounds; load average "
@@ -204,7 +204,7 @@ void part_b(const Args& a) {
   std::vector<std::string> registered = strategy_names(), strategies;
   for (const auto& s : kTableStrategies)
     if (std::find(registered.begin(), registered.end(), s) != registered.end()) strategies.push_back(s);
-  const DeviceSpec dev = load_device("host-cpu");
+  const DeviceSpec dev = load_device("host-cpu-reference");
   std::vector<std::string> models = a.models.empty() ? test::shared_model_files() : a.models;
   for (const auto& file : models) {
     for (int64_t batch : a.batches) {

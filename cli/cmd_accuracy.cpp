@@ -32,7 +32,7 @@ struct AccuracyArgs {
 
 void run_accuracy(const AccuracyArgs& a) {
   AccuracyInputs in;
-  in.prior = load_device(a.device);
+  in.prior = load_device_arg(a.device);
   check_hold(in.prior, a.hold);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   check_dims_known(a.loop_models, a.batch, a.dim_args);
@@ -98,7 +98,7 @@ void add_accuracy(CLI::App& app) {
                   "measurement files (JSONL from fuseplan measure); each file is one run, and a group "
                   "measured in several runs gets the median over them")
       ->required();
-  cmd->add_option("--device", a->device, "the uncalibrated device (name or JSON path)")->capture_default_str();
+  cmd->add_option("--device", a->device, std::string("the uncalibrated ") + kDeviceHelp)->capture_default_str();
   cmd->add_option("--holdout", a->holdout, "model files scored but not fitted (default: every third model)")->delimiter(',');
   cmd->add_option("-o,--output", a->out, "report to write (the plot goes next to it as .svg)")
       ->capture_default_str()

@@ -25,7 +25,7 @@ void run_calibrate(const CalibrateArgs& a) {
   std::vector<std::string> inputs = a.files;
   inputs.push_back(a.device);
   check_output_file(a.out, inputs);
-  const DeviceSpec prior = load_device(a.device);
+  const DeviceSpec prior = load_device_arg(a.device);
   check_hold(prior, a.hold);
   std::vector<std::vector<MeasurementRecord>> runs;  // one file is one run
   for (const auto& f : a.files) runs.push_back(read_records(f, prior.name));
@@ -60,7 +60,7 @@ void add_calibrate(CLI::App& app) {
                   "measurement files (JSONL from fuseplan measure); each file is one run, and a group "
                   "measured in several runs gets the median over them")
       ->required();
-  cmd->add_option("--device", a->device, "the device to calibrate (name or JSON path)")->capture_default_str();
+  cmd->add_option("--device", a->device, std::string("the ") + kDeviceHelp + " to calibrate")->capture_default_str();
   cmd->add_option("-o,--output", a->out, "calibrated device JSON to write")->required()->check(file_name());
   cmd->add_option("--min-support", a->min_support, "measurements a parameter needs to be fitted (else held at its prior)")
       ->capture_default_str();

@@ -88,13 +88,13 @@ void run_compare(const CompareArgs& a) {
   inputs.push_back(a.device);
   if (!a.csv.empty()) check_output_file(a.csv, inputs);
   if (a.measure && !a.chart.empty()) check_output_file(a.chart, inputs);
-  const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
-  if (a.measure) require_cpu_for_measure(d, "compare");
   const auto names = parse_strategy_list(a.strategies);
   const std::vector<int64_t> listed = parse_batch_list(a.batch_args);
   const std::vector<int64_t> batches = listed.empty() ? std::vector<int64_t>{0} : listed;
   check_dims_known(a.models, listed.empty() ? std::nullopt : std::optional<int64_t>(listed.front()), a.dim_args);
+  const DeviceSpec d = load_device_arg(a.device);  // after the checks: the host may be probed now
+  if (a.measure) require_cpu_for_measure(d, "compare");
   SearchOptions o;
   o.time_limit_s = a.time_limit_s;
   std::vector<Row> rows;
@@ -164,7 +164,7 @@ void add_compare(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
   auto* cmd = app.add_subcommand("compare", "compare fusion strategies on models under one cost model");
   cmd->add_option("models", a->models, "model files (.onnx / .onnxtxt)")->required();
-  cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
+  cmd->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
   cmd->add_option("--batch", a->batch_args,
                   "batch sizes >= 1, comma separated, each once; each binds the batch dim as --batch B of search does")
       ->check(batch_list());

@@ -60,7 +60,7 @@ void run_emit(const EmitArgs& a) {
   LoadedModel m = load_model(a.model);
   std::string dev = a.device.empty() ? plan_device(a.plan) : a.device;
   if (dev.empty()) throw Error("plan '" + a.plan + "' names no device; pass --device");
-  const DeviceSpec d = load_device(dev);
+  const DeviceSpec d = load_device_arg(dev);
   Plan plan = load_plan(read_file(a.plan), m.graph, d, m.sha256, a.model.dims());
   // Every option is checked before the folder is created (a bad --library
   // leaves no empty folder behind its error).

@@ -34,9 +34,9 @@ void run_measure(const MeasureArgs& a) {
     check_output_file(a.out, inputs);
   }
   const std::vector<std::string> strategies = parse_strategy_list(a.strategies);
-  const DeviceSpec d = load_device(a.device);
   parse_dims(a.dim_args);  // a malformed or repeated --dim fails before any work
   check_dims_known(a.models, a.batch, a.dim_args);
+  const DeviceSpec d = load_device_arg(a.device);  // after the checks: the host may be probed now
   ProfileOptions o = a.opts;
   o.flush = flush_policy_from_string(a.flush);
   auto prof = make_profiler(d);
@@ -79,7 +79,7 @@ void add_measure(CLI::App& app) {
   cmd->add_option("--batch", a->batch, kBatchHelp)->check(batch_value());
   cmd->add_option("--dim", a->dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable, each NAME once; models without it ignore it)")
       ->check(dim_value());
-  cmd->add_option("--device", a->device, "device: name or JSON path (cpu: CPU backend, gpu: CUPTI)")->capture_default_str();
+  cmd->add_option("--device", a->device, std::string(kDeviceHelp) + " (cpu: CPU backend, gpu: CUPTI)")->capture_default_str();
   cmd->add_option("--strategies", a->strategies, "strategies whose plans are measured: comma separated, each once, or 'all'")
       ->capture_default_str();
   cmd->add_option("-o,--output", a->out, "measurements file (JSONL); default stdout")->check(file_name());

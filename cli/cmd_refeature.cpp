@@ -1,4 +1,4 @@
-// fuseplan refeature MEASUREMENTS... --models PATH... [-o DIR]: re-derives
+// fuseplan refeature MEASUREMENTS... --models PATH... [--device D] [-o DIR]: re-derives
 // the cost features of existing measurement records from the model files,
 // so a feature added to the cost model after the measurements were taken
 // can be fitted and scored on the same measured times. Each record's plan
@@ -8,7 +8,7 @@
 // reproduce the record's predicted time on its device, with the features
 // the record lacks at their absent values (the model changed otherwise).
 // Only `predicted` changes (features, and the times they give on the
-// record's device); measured times stay.
+// record's device, or --device's); measured times stay.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -30,6 +30,7 @@ struct RefeatureArgs {
   std::vector<std::string> files;
   std::vector<std::string> models;  // files or directories searched by file name
   std::string out_dir;              // "" = rewrite in place
+  std::string device;               // "" = each record's own device (load_device_arg)
 };
 
 namespace fs = std::filesystem;
@@ -83,9 +84,10 @@ void run_refeature(const RefeatureArgs& a) {
           if (warned.insert(w).second) warn(w);
         if (m.sha256 != r.model_sha256)
           throw Error(ctx + ": " + ma.path + " is not the measured model (SHA-256 differs)");
-        if (!devices.count(r.device)) devices.emplace(r.device, load_device(r.device));
+        const std::string& dev = a.device.empty() ? r.device : a.device;
+        if (!devices.count(dev)) devices.emplace(dev, load_device_arg(dev));
         Searched s;
-        s.device = devices.at(r.device);
+        s.device = devices.at(dev);
         s.graph = std::make_shared<Graph>(std::move(m.graph));
         s.plan = search(*s.graph, s.device, r.strategy);
         s.pid = plan_id(*s.graph, s.plan);
@@ -120,7 +122,7 @@ void run_refeature(const RefeatureArgs& a) {
       }
       double p = predict_us(as_written, s.device);
       if (std::fabs(p - r.predicted_us) > 1e-6 * std::max(1.0, std::fabs(r.predicted_us)))
-        throw Error(ctx + ": the re-derived features predict " + fmt(p, 6) + " us on " + r.device + ", the record " +
+        throw Error(ctx + ": the re-derived features predict " + fmt(p, 6) + " us on " + s.device.name + ", the record " +
                     fmt(r.predicted_us, 6) + " us (the cost model changed beyond the new terms; re-measure)");
       changed += !(f == r.features);
       r.features = f;
@@ -156,6 +158,9 @@ void add_refeature(CLI::App& app) {
       ->required()
       ->delimiter(',');
   cmd->add_option("-o,--output-dir", a->out_dir, "write the updated files here (default: rewrite in place)");
+  cmd->add_option("--device", a->device,
+                  "price every record on this device instead of the one it names (the project's records name "
+                  "host-cpu and were priced on host-cpu-reference)");
   cmd->callback([a] { run_refeature(*a); });
 }
 

@@ -24,7 +24,7 @@ void run_run(const RunArgs& a) {
   if (a.opts.repeat < 1) throw Error("--repeat must be at least 1");
   set_passive_wait_policy();  // before anything can load libgomp
   LoadedModel m = load_model(a.model);
-  const DeviceSpec d = load_device(a.device);
+  const DeviceSpec d = load_device_arg(a.device);
   Plan plan = a.plan.empty() ? search(m.graph, d, a.strategy)
                              : load_plan(read_file(a.plan), m.graph, d, m.sha256, a.model.dims());
   RunResult r = run_plan(m.graph, plan, a.opts);
@@ -55,7 +55,7 @@ void add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "run the model through the CPU backend's fused kernels, time and verify");
   a->model.add_to(cmd);
   cmd->add_option("--plan", a->plan, "plan JSON (default: search one now with --strategy)")->check(file_name());
-  cmd->add_option("--device", a->device, "device whose cost model prices the plan")->capture_default_str();
+  cmd->add_option("--device", a->device, std::string(kDeviceHelp) + ": its cost model prices the plan")->capture_default_str();
   cmd->add_option("--strategy", a->strategy, "strategy when no --plan is given")->capture_default_str();
   cmd->add_flag("--verify", a->opts.verify, "compare every output with the reference executor (bit-identical)");
   cmd->add_option("--repeat", a->opts.repeat, "timed repetitions (median per group)")->capture_default_str();

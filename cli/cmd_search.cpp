@@ -70,7 +70,7 @@ void price_measured(const Graph& g, Plan& plan, const DeviceSpec& d, const Resou
 void run_search(const SearchArgs& a) {
   if (!a.output.empty()) check_output_file(a.output, {a.model.path, a.device});
   LoadedModel m = load_model(a.model);
-  const DeviceSpec d = load_device(a.device);
+  const DeviceSpec d = load_device_arg(a.device);
   SearchOptions o;
   o.max_group_size = a.max_group_size;
   o.time_limit_s = a.time_limit_s;
@@ -116,7 +116,7 @@ void run_search(const SearchArgs& a) {
 
 void run_cost(const SearchArgs& a) {
   LoadedModel m = load_model(a.model);
-  const DeviceSpec d = load_device(a.device);
+  const DeviceSpec d = load_device_arg(a.device);
   Plan plan = a.plan.empty() ? search(m.graph, d, "unfused")
                              : load_plan(read_file(a.plan), m.graph, d, m.sha256, a.model.dims());
   plan = finish(std::move(plan), a, m);
@@ -146,7 +146,7 @@ void add_search(CLI::App& app) {
   auto a = std::make_shared<SearchArgs>();
   auto* cmd = app.add_subcommand("search", "search a fusion plan and write it as JSON");
   a->model.add_to(cmd);
-  cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
+  cmd->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
   cmd->add_option("--strategy", a->strategy, "fusion strategy")->capture_default_str();
   cmd->add_option("--max-group-size", a->max_group_size,
                   "primitives per kernel at most (default: no cap of yours; every kernel stays within its "
@@ -166,7 +166,7 @@ void add_cost(CLI::App& app) {
   auto a = std::make_shared<SearchArgs>();
   auto* cmd = app.add_subcommand("cost", "per-group predicted cost of a plan (default: the unfused plan)");
   a->model.add_to(cmd);
-  cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
+  cmd->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
   cmd->add_option("--plan", a->plan, "plan JSON to price instead of the unfused plan")->check(file_name());
   cmd->add_flag("--json", a->json, "print the priced plan as JSON");
   cmd->callback([a] { run_cost(*a); });

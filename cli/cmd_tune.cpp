@@ -96,7 +96,7 @@ void run_tune(TuneArgs& a) {
     last.batch = *std::max_element(a.batches.begin(), a.batches.end());
     if (last.batch != first.batch) import_model(last.path, last.import_options());
   }
-  const DeviceSpec d = load_device(a.device);
+  const DeviceSpec d = load_device_arg(a.device);
   if (a.opts.measure) require_cpu_for_measure(d, "tune");
   a.opts.batches = a.batches;
   a.opts.peers = !a.no_peers;
@@ -164,7 +164,7 @@ void add_tune(CLI::App& app) {
       ->check(batch_list());
   cmd->add_option("--dim", a->model.dim_args, "bind a named symbolic dim, NAME=VALUE (repeatable; each NAME once)")
       ->check(dim_value());
-  cmd->add_option("--device", a->device, "device name (configs/devices) or JSON path")->capture_default_str();
+  cmd->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
   cmd->add_option("--strategy", a->opts.strategy, "strategy to tune")->capture_default_str();
   cmd->add_flag("--measure", a->opts.measure, "run every candidate plan on the CPU backend, recalibrate, search again");
   cmd->add_option("--rounds", a->opts.rounds, "measured rounds per batch size at most")->capture_default_str();

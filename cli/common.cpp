@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "costmodel/calibrate.h"
+#include "probe/host_device.h"
 #include "support/files.h"
 #include "search/strategy.h"
 
@@ -83,6 +84,8 @@ std::string printable(const std::string& s) {
   }
   return out;
 }
+
+DeviceSpec load_device_arg(const std::string& name_or_path) { return resolve_device(name_or_path, &std::cerr); }
 
 void warn(const std::string& line) { std::cerr << "fuseplan: warning: " << printable(line) << "\n"; }
 

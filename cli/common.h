@@ -47,6 +47,18 @@ CLI::Validator dim_value();
 /// given twice ("--dim S given twice (1 and 2)").
 std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dim_args);
 
+/// A --device argument: "host" or "host-cpu" is this machine, probed
+/// (probe/host_device.h: the per-machine cache, else a quick probe now with
+/// one progress line on stderr; FUSEPLAN_NO_HOST_PROBE refuses to probe);
+/// anything else a configs/devices name or a device JSON path (load_device).
+/// Throws Error for an unknown or malformed device, EnvironmentError when
+/// the probe's cache directory cannot be written.
+DeviceSpec load_device_arg(const std::string& name_or_path);
+/// Help text of --device.
+inline constexpr const char* kDeviceHelp =
+    "device: host-cpu (this machine, probed on first use and cached), a configs/devices name (h100-sxm, "
+    "host-cpu-reference, ...) or a device JSON path";
+
 /// MODEL --batch --dim options shared by every command that reads a model.
 struct ModelArgs {
   std::string path;

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "cli/common.h"
+#include "probe/host_device.h"
 
 namespace fuseplan::cli { void add_gen(CLI::App& app); }  // cli/cmd_gen.cpp
 namespace fuseplan::cli { void add_refeature(CLI::App& app); }  // cli/cmd_refeature.cpp
@@ -20,7 +21,7 @@ constexpr int kExitInternal = 70;  // EX_SOFTWARE (sysexits.h)
 int main(int argc, char** argv) {
   CLI::App app{"fuseplan: search, explain and measure operator-fusion plans"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "fuseplan 0.1.0");
+  app.set_version_flag("--version", std::string("fuseplan ") + fuseplan::fuseplan_version());
   fuseplan::cli::add_inspect(app);
   fuseplan::cli::add_probe(app);
   fuseplan::cli::add_cost(app);

@@ -37,7 +37,9 @@ fs::path devices_dir() { return fs::path(data_dir()) / "configs" / "devices"; }
 std::string known_list() {
   std::string s;
   for (const auto& n : list_devices()) s += (s.empty() ? "" : ", ") + n;
-  return s.empty() ? std::string("none found under ") + devices_dir().string() : s;
+  if (s.empty()) s = "none found under " + devices_dir().string();
+  // The probed host is no file here: probe/host_device.h resolves it.
+  return "host-cpu (this machine, probed), " + s;
 }
 
 // Reads field `key` of `j` into `out`. Required fields throw when absent;
@@ -334,6 +336,9 @@ DeviceSpec load_device(const std::string& name_or_path) {
       throw Error("device file '" + name_or_path + "' not found (known devices: " + known_list() + ")");
     default_name = path.stem().string();
   } else {
+    if (name_or_path == "host" || name_or_path == "host-cpu")
+      throw Error("device '" + name_or_path + "' is this machine as probed (probe/host_device.h, resolve_device); "
+                  "the shipped figure is 'host-cpu-reference'");
     path = devices_dir() / (name_or_path + ".json");
     if (!fs::is_regular_file(path, ec))
       throw Error("unknown device '" + name_or_path + "' (known: " + known_list() + ")");

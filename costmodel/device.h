@@ -131,6 +131,9 @@ DeviceSpec make_cpu_device();
 /// env var, else the source tree the binary was built from). Throws Error on a
 /// missing file, malformed JSON, a missing required field, a field out of
 /// range, or a field of the other kind of device ("'cores' is for CPU devices").
+/// The names "host" and "host-cpu" mean this machine as probed, which only
+/// probe/host_device.h's resolve_device() measures and caches: here they are
+/// an Error that names it (the shipped figure is "host-cpu-reference").
 DeviceSpec load_device(const std::string& name_or_path);
 /// Names of the configured devices (file stems under configs/devices).
 std::vector<std::string> list_devices();

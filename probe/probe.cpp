@@ -7,6 +7,7 @@
 #include "support/files.h"
 #include "support/stats.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -207,6 +208,10 @@ int passes_for(double one_pass_s, double target_s) {
   return static_cast<int>(std::clamp(std::ceil(target_s / one_pass_s), 1.0, 1e6));
 }
 
+// The quick probe's bounds (ProbeOptions::quick).
+constexpr std::size_t kQuickDramBytes = std::size_t{512} << 20;
+constexpr int kQuickSweepSteps = 4;
+
 constexpr double kSampleSeconds = 0.02;  // >= 20 ms per sample: timer resolution and dispatch cost negligible
 
 std::string today() {
@@ -395,7 +400,7 @@ double independent_triad_GBps(std::size_t bytes, int threads, int samples) {
 
 // ---------------------------------------------------------------- FP32 throughput
 namespace {
-double fp32_on_pool(ForkJoinPool& pool) {
+double fp32_on_pool(ForkJoinPool& pool, std::vector<double>* sample_s = nullptr) {
   const bool avx2 = has_avx2();
   const int lanes = avx2 ? 8 : 4;  // 256-bit (AVX2) or 128-bit (SSE) fp32 vectors
   auto kernel = avx2 ? flops_avx2 : flops_sse;
@@ -409,7 +414,11 @@ double fp32_on_pool(ForkJoinPool& pool) {
   const double t1 = timed(iters);
   iters = static_cast<long>(iters * std::clamp(0.05 / std::max(t1, 1e-6), 1.0, 1e4));  // ~50 ms per sample
   double best = 1e30;
-  for (int s = 0; s < 5; ++s) best = std::min(best, timed(iters));
+  for (int s = 0; s < 5; ++s) {
+    const double t = timed(iters);
+    best = std::min(best, t);
+    if (sample_s) sample_s->push_back(t);
+  }
   const double flops = 2.0 * kFlopChains * lanes * static_cast<double>(iters) * pool.size();  // mul + add
   return flops / best / 1e9;
 }
@@ -494,21 +503,85 @@ double timed_call_us(int reps) {
   return best;
 }
 
+// ---------------------------------------------------------------- how busy the machine is
+BusyMark busy_mark() {
+  BusyMark m;
+  m.wall_s = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  auto cpu_s = [](const rusage& u) {
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  };
+  rusage self{}, children{};
+  if (getrusage(RUSAGE_SELF, &self) == 0) m.own_s += cpu_s(self);
+  if (getrusage(RUSAGE_CHILDREN, &children) == 0) m.own_s += cpu_s(children);
+  // First line of /proc/stat: "cpu user nice system idle iowait irq softirq steal guest guest_nice"
+  // in clock ticks, summed over every CPU (guest time is already in user).
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  double v[8] = {};
+  if (stat >> label && label == "cpu") {
+    int n = 0;
+    while (n < 8 && stat >> v[n]) ++n;
+    const long hz = sysconf(_SC_CLK_TCK);
+    if (n >= 7 && hz > 0) {
+      const double busy = v[0] + v[1] + v[2] + v[5] + v[6] + (n >= 8 ? v[7] : 0);  // user nice system irq softirq steal
+      m.all_busy_s = busy / static_cast<double>(hz);
+    }
+  }
+  return m;
+}
+
+double others_busy_cores(const BusyMark& a, const BusyMark& b) {
+  const double wall = b.wall_s - a.wall_s;
+  if (a.all_busy_s < 0 || b.all_busy_s < 0 || !(wall > 0)) return -1;
+  return std::max(0.0, ((b.all_busy_s - a.all_busy_s) - (b.own_s - a.own_s)) / wall);
+}
+
+double spread_pct(std::vector<double> times) {
+  std::erase_if(times, [](double t) { return !(t > 0) || !std::isfinite(t); });
+  if (times.size() < 2) return 0;
+  std::sort(times.begin(), times.end());
+  const std::size_t n = times.size();
+  const double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  return 100.0 * (median / times.front() - 1.0);
+}
+
 // ---------------------------------------------------------------- whole probe
-ProbeResult run_probe(std::ostream* log, int threads) {
+ProbeResult run_probe(std::ostream* log, int threads) { return run_probe(log, ProbeOptions{.threads = threads}); }
+
+ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
+  const int threads = options.threads;
+  const bool quick = options.quick;
   const auto t0 = Clock::now();
   const std::string date = today();
-  const std::string measured = "measured by fuseplan probe on " + date;
+  const std::string measured = std::string(quick ? "measured by fuseplan's quick probe on " : "measured by fuseplan probe on ") + date;
   const HostInfo h = host_info();
   const int nt = h.cores;
   auto say = [&](const std::string& s) {
-    if (log) *log << "probe: " << s << "\n" << std::flush;
+    if (log) *log << "probe: [" << fmt(seconds_since(t0), 2) << " s] " << s << "\n" << std::flush;
   };
+  ProbeResult r;
+  r.quick = quick;
+  // Other processes' CPU use just before the probe, then over the whole probe
+  // (its own CPU time taken out): what a load average over exactly these
+  // windows would read, without the 1-minute average's memory of past work.
+  const BusyMark before = busy_mark();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const BusyMark start = busy_mark();
+  r.others_busy_before = others_busy_cores(before, start);
+  r.load_average_before = load_average_1min();
   const std::string load = load_averages();
   say(std::to_string(nt) + " cores, " + (h.avx2 ? "AVX2" : "no AVX2") + ", clock " + fmt(h.clock_GHz) +
-      " GHz, load average " + load.substr(0, load.find(' ')));
+      " GHz, load average " + load.substr(0, load.find(' ')) + ", other processes busy on " +
+      fmt(r.others_busy_before, 2) + " cores" + (quick ? " (quick probe)" : ""));
+  auto note_spread = [&](const std::string& what, const std::vector<double>& times) {
+    const double sp = spread_pct(times);
+    if (sp > r.spread || r.spread_of.empty()) {
+      r.spread = std::max(r.spread, sp);
+      r.spread_of = what;
+    }
+  };
 
-  ProbeResult r;
   r.device = make_cpu_device();
   DeviceSpec& d = r.device;
   CpuSpec& cpu = *d.cpu;
@@ -530,13 +603,21 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   // DRAM first: its bandwidth is the floor the cache-level sweep compares to.
   // Interleaved with the independent measurement, best of each over three
   // rounds, so background load on shared cores hits both alike.
-  const std::size_t dram_ws = dram_working_set_bytes(h);
+  const std::size_t dram_ws =
+      quick ? std::min<std::size_t>(dram_working_set_bytes(h), kQuickDramBytes) : dram_working_set_bytes(h);
+  std::vector<double> dram_round_s;  // 1 / GBps of each round: the spread of the DRAM figure
   for (int round = 0; round < 3; ++round) {
-    r.triad_dram_GBps = std::max(r.triad_dram_GBps, triad_on_pool(pool, dram_ws, 2));
+    const double bw = triad_on_pool(pool, dram_ws, 2);
+    dram_round_s.push_back(1.0 / bw);
+    r.triad_dram_GBps = std::max(r.triad_dram_GBps, bw);
     r.independent_dram_GBps = std::max(r.independent_dram_GBps, independent_triad_GBps(dram_ws, nt, 2));
   }
+  note_spread("DRAM triad", dram_round_s);
   d.dram_bw_GBps = r.triad_dram_GBps;
-  say("DRAM: triad at " + fmt(dram_ws / 1048576.0, 5) + " MiB = " + fmt(r.triad_dram_GBps, 4) + " GB/s");
+  std::string rounds;
+  for (double s : dram_round_s) rounds += (rounds.empty() ? "" : ", ") + fmt(1.0 / s, 4);
+  say("DRAM: triad at " + fmt(dram_ws / 1048576.0, 5) + " MiB = " + fmt(r.triad_dram_GBps, 4) + " GB/s (rounds " +
+      rounds + " GB/s)");
 
   // Cache levels. A private level is filled to half its capacity on every
   // thread. A shared level is measured at 4x the aggregate of the level below
@@ -552,12 +633,14 @@ ProbeResult run_probe(std::ostream* log, int threads) {
     const std::size_t total_cap = shared ? c.bytes : c.bytes * static_cast<std::size_t>(nt);
     const std::size_t ws = shared ? std::min(total_cap / 2, std::max(4 * prev_total, total_cap / 64)) : total_cap / 2;
     if (ws <= prev_total) continue;  // would not separate from the level below
-    const double bw = triad_on_pool(pool, ws, 5);
+    const double bw = triad_on_pool(pool, ws, quick ? 3 : 5);
     double bytes = static_cast<double>(c.bytes);
     if (shared) {
       const double knee = 0.5 * (bw + r.triad_dram_GBps);
       std::size_t good = ws;
-      for (std::size_t probe_ws = 2 * ws; probe_ws <= total_cap; probe_ws *= 2) {
+      int steps = 0;
+      for (std::size_t probe_ws = 2 * ws; probe_ws <= total_cap && (!quick || steps < kQuickSweepSteps);
+           probe_ws *= 2, ++steps) {
         const double b = triad_on_pool(pool, probe_ws, 2);
         say("  " + c.name + " sweep: " + fmt(probe_ws / 1048576.0, 5) + " MiB = " + fmt(b, 4) + " GB/s");
         if (b < knee) break;
@@ -600,11 +683,13 @@ ProbeResult run_probe(std::ostream* log, int threads) {
     llc = std::max(llc, shared_by > 1 ? cpu.caches[i].bytes : cpu.caches[i].bytes * nt);
   }
 
-  const double gflops = fp32_on_pool(pool);
+  std::vector<double> fp32_s;
+  const double gflops = fp32_on_pool(pool, &fp32_s);
+  note_spread("FP32", fp32_s);
   d.fp32_TFLOPs = gflops / 1000.0;
   d.sources["fp32_TFLOPs"] = std::string("12 independent FMA-free mul+add chains on ") +
                              (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " fp32 vectors, all cores, " + measured;
-  say("FP32: " + fmt(gflops, 4) + " GFLOP/s (mul+add, no FMA)");
+  say("FP32: " + fmt(gflops, 4) + " GFLOP/s (mul+add, no FMA; samples spread " + fmt(spread_pct(fp32_s), 3) + "%)");
 
   const int kernel_threads = threads > 0 ? threads : nt;
   const double fork_join_us = kernel_threads == nt ? dispatch_on_pool(pool) : pool_dispatch_us(kernel_threads);
@@ -726,9 +811,19 @@ ProbeResult run_probe(std::ostream* log, int threads) {
   d.calibrated = false;
 
   // Other processes share the cores the probe measures: record how busy the host was.
-  d.sources["probe_conditions"] = "1-minute load average " + load.substr(0, load.find(' ')) + " on " +
-                                  std::to_string(nt) + " cores when the probe started (" + date + ")";
+  r.others_busy_during = others_busy_cores(start, busy_mark());
+  r.load_average_after = load_average_1min();
   r.seconds = seconds_since(t0);
+  auto cores_or_unknown = [](double v) { return v < 0 ? std::string("unknown") : fmt(v, 2); };
+  d.sources["probe_conditions"] =
+      "1-minute load average " + load.substr(0, load.find(' ')) + " on " + std::to_string(nt) +
+      " cores when the probe started, " + fmt(r.load_average_after, 3) + " when it ended (its own threads "
+      "included); other processes kept " + cores_or_unknown(r.others_busy_before) + " cores busy in the 0.5 s before "
+      "and " + cores_or_unknown(r.others_busy_during) + " while it ran (/proc/stat less the probe's own CPU time); "
+      "largest spread of repeated measurements " + fmt(r.spread, 3) + "% (" + r.spread_of + ", median over best); " +
+      (quick ? "quick probe, " : "") + fmt(r.seconds, 3) + " s (" + date + ")";
+  say("other processes busy on " + cores_or_unknown(r.others_busy_during) + " cores while probing; spread " +
+      fmt(r.spread, 3) + "% (" + r.spread_of + ")");
   say("done in " + fmt(r.seconds) + " s");
   return r;
 }

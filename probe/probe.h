@@ -1,8 +1,12 @@
 // Host CPU probe: measures THIS machine (cores, cache sizes, STREAM-style
 // triad bandwidth per cache level and DRAM, FP32 throughput, fork-join
-// dispatch overhead) and returns it as a DeviceSpec of kind "cpu" whose
-// `sources` say "measured by fuseplan probe on <date>". `fuseplan probe -o
-// configs/devices/host-cpu.json` writes it with write_device_file().
+// dispatch overhead, the contraction library per class, transcendental ops)
+// and returns it as a DeviceSpec of kind "cpu" named "host-cpu" whose
+// `sources` say "measured by fuseplan probe on <date>". It also measures how
+// busy the machine was (other processes' CPU use, the spread of repeated
+// measurements) so that a caller can refuse to keep a figure taken under
+// load (probe/host_device.h caches the probed host per machine).
+// `fuseplan probe -o FILE` writes it with write_device_file().
 // Nothing here prints to stdout; progress goes to the optional log stream.
 #pragma once
 
@@ -75,6 +79,43 @@ double spawn_join_us(int threads);
 /// fit"). The one-thread device's launch_us.
 double timed_call_us(int reps = 20000);
 
+/// A reading of how much CPU time the machine and this process have used,
+/// for others_busy_cores().
+struct BusyMark {
+  double wall_s = 0;      // steady clock, seconds
+  double all_busy_s = -1; // /proc/stat: busy time of every CPU (user, nice, system, irq, softirq, steal), seconds;
+                          // -1 when /proc/stat cannot be read
+  double own_s = 0;       // this process's CPU time, its threads and its waited-for children (getrusage), seconds
+};
+BusyMark busy_mark();
+/// Cores other processes (and, on a VM, other guests: steal time) kept busy
+/// between `a` and `b`: (Δ all_busy_s − Δ own_s) / Δ wall_s, at least 0.
+/// -1 when either mark has no /proc/stat reading or no time passed.
+double others_busy_cores(const BusyMark& a, const BusyMark& b);
+
+/// Spread of repeated timings of one measurement, percent: 100 × (median /
+/// minimum − 1) of `times` (seconds per sample, or 1 / bandwidth: smaller is
+/// better). 0 for fewer than two samples. A quiet machine gives a few
+/// percent; other work on the cores stretches the typical sample away from
+/// the best one.
+double spread_pct(std::vector<double> times);
+
+/// How run_probe measures.
+struct ProbeOptions {
+  /// Threads the device's kernels will run on (OMP_NUM_THREADS; 0 = every
+  /// core): launch_us is the fork-join of a pool of that many threads
+  /// (pool_dispatch_us), or with 1 thread, which forks nothing,
+  /// timed_call_us(); the contraction library's throughput per class runs
+  /// on that many threads too (probe/contraction.h). Everything else is
+  /// measured on every core.
+  int threads = 0;
+  /// The quick probe `--device host` runs on first use: fewer samples per
+  /// figure, a DRAM working set of at most 512 MiB and a shared-cache
+  /// sweep of at most 4 steps; the same figures, in well under a minute on
+  /// a 2-core machine.
+  bool quick = false;
+};
+
 /// Everything one probe run measured.
 struct ProbeResult {
   DeviceSpec device;              // kind "cpu", name "host-cpu"
@@ -84,15 +125,22 @@ struct ProbeResult {
   double spawn_join_us = 0;
   double timed_call_us = 0;       // timed_call_us(): a one-thread group's floor
   double seconds = 0;             // wall time of the whole probe
+  bool quick = false;             // ProbeOptions::quick
+  // How busy the machine was (probe/host_device.h decides from these whether
+  // the figures may be cached):
+  double load_average_before = -1;  // kernel 1-minute load average at the start (/proc/loadavg; -1 unknown)
+  double load_average_after = -1;   // ... at the end (it counts the probe's own threads too)
+  double others_busy_before = -1;   // cores other processes kept busy in the 0.5 s before the probe (-1 unknown)
+  double others_busy_during = -1;   // cores other processes kept busy while it ran (-1 unknown)
+  double spread = 0;                // largest spread_pct() of the repeated measurements, percent
+  std::string spread_of;            // which measurement that was ("DRAM triad", "FP32")
 };
 
-/// Measures the host in well under 30 s. `log` (may be null) gets one line
-/// per measurement. `threads` is the thread count the device's kernels will
-/// run on (OMP_NUM_THREADS; 0 = every core): launch_us is the fork-join of a
-/// pool of that many threads (pool_dispatch_us), or with 1 thread, which
-/// forks nothing, timed_call_us(); the contraction library's throughput per
-/// class runs on that many threads too (probe/contraction.h). Everything else
-/// is measured on every core.
+/// Measures the host: the full probe in under a minute, the quick one
+/// (options.quick) in about half that. `log` (may be null) gets one line per
+/// measurement, each starting "probe: ".
+ProbeResult run_probe(std::ostream* log, const ProbeOptions& options);
+/// run_probe(log, {threads, quick = false}).
 ProbeResult run_probe(std::ostream* log, int threads = 0);
 /// run_probe(log).device.
 DeviceSpec probe_host(std::ostream* log);

@@ -347,7 +347,14 @@ MeasurementRecord record_from_json(const std::string& line) {
 }
 
 bool is_measured_on(const std::string& record_device, const std::string& device_name) {
-  const std::string measured = uncalibrated_name(record_device), device = uncalibrated_name(device_name);
+  // A reference device (configs/devices/host-cpu-reference.json) stands in
+  // for the device it is named after: its records are that device's.
+  auto family = [](const std::string& name) {
+    std::string n = uncalibrated_name(name);
+    constexpr std::string_view kReference = "-reference";
+    return n.ends_with(kReference) ? n.substr(0, n.size() - kReference.size()) : n;
+  };
+  const std::string measured = family(record_device), device = family(device_name);
   return device == measured || device.starts_with(measured + "-");
 }
 

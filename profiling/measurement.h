@@ -85,8 +85,10 @@ MeasurementRecord record_from_json(const std::string& line);
 std::string upgrade_measurement_v1(const std::string& line);
 /// Whether a record measured on `record_device` may calibrate or score the
 /// device named `device_name`: both named alike once a trailing
-/// "-calibrated" is removed, or `device_name` a variant config of the
-/// measured device ("host-cpu-1thread" of "host-cpu").
+/// "-calibrated" and then a trailing "-reference" are removed (a reference
+/// device stands in for the one it is named after: "host-cpu-reference"
+/// for "host-cpu"), or `device_name` a variant config of the measured
+/// device ("host-cpu-1thread" of "host-cpu" or "host-cpu-reference").
 bool is_measured_on(const std::string& record_device, const std::string& device_name);
 /// Reads a JSONL file (blank lines skipped); errors name file and line. With
 /// `device_name`, a record measured on another device (is_measured_on) is an

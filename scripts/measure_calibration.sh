@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures the calibration records of results/calibration/ (docs/calibration.md):
-# the 12 models' unfused, cost and xla plans on host-cpu at batch 1, each
+# the 12 models' unfused, cost and xla plans on host-cpu-reference (the fixed figure the
+# committed records were priced with, docs/devices.md) at batch 1, each
 # group the minimum/median of at least 21 repetitions on one thread, repeated
 # until a plan's repetitions have taken 1 s (--min-time: docs/calibration.md).
 # Usage: scripts/measure_calibration.sh FUSEPLAN OUTDIR
@@ -20,7 +21,7 @@ for m in "$here"/examples/{bert_base_layer,gpt2_block,mobilenetv2_inverted_resid
     *) dims=() ;;
   esac
   echo "$(date -u +%H:%M:%S) $name (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu --batch 1 "${dims[@]}" \
+  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu-reference --batch 1 "${dims[@]}" \
     --strategies unfused,cost,xla --repeat 21 --min-time 1 --warmup 2 -o "$out/$name.jsonl" > "$out/$name.log" 2>&1
 done
 echo "$(date -u +%H:%M:%S) done (load $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -2,7 +2,7 @@
 # Measures the held-out cases of docs/calibration.md (results/README.md): the
 # shared cases (../shared/cases/*.onnxtxt) with N = 1, C = S = D = SIZE
 # (default 256), V = 1024, B = 8 (each case gets the dims it has), unfused,
-# cost and xla plans on host-cpu, measured as scripts/measure_calibration.sh
+# cost and xla plans on host-cpu-reference, measured as scripts/measure_calibration.sh
 # measures the calibration models.
 # Records: results/calibration/cases/run1..run5 (SIZE 256) and
 # results/calibration/cases-SIZE/run1..run5 for SIZE 64, 128, 512, 1024,
@@ -23,7 +23,7 @@ for m in "$here"/../shared/cases/*.onnxtxt; do
     [[ -n ${value[$d]:-} ]] && dims+=(--dim "$d=${value[$d]}")
   done
   echo "$(date -u +%H:%M:%S) $name ${dims[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu "${dims[@]}" \
+  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu-reference "${dims[@]}" \
     --strategies unfused,cost,xla --repeat 21 --min-time 1 --warmup 2 -o "$out/$name.jsonl" > "$out/$name.log" 2>&1 ||
     echo "  skipped: $(tail -1 "$out/$name.log")"  # e.g. an op the CPU backend cannot run
 done

@@ -4,7 +4,8 @@
 # a time limit (SIGINT: tune keeps the batch sizes already finished), and
 # prints one markdown row per model and batch size.
 #   scripts/tune_shared_models.sh [OUT_DIR] [SECONDS_PER_MODEL] [BATCHES]
-# Env: FUSEPLAN (binary, default build/cli/fuseplan), DEVICE (host-cpu),
+# Env: FUSEPLAN (binary, default build/cli/fuseplan), DEVICE (host-cpu: this
+# machine, probed and cached, docs/devices.md),
 # TUNE_ARGS (extra tune options, default "--repeat 3 --rounds 2 --peer-time-limit 5"),
 # MODELS (names without .onnx, default: all, smallest first), REPORT_ONLY=1
 # (rebuild the table from OUT_DIR without running).

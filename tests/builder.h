@@ -70,7 +70,7 @@ struct Builder {
 inline Plan hand_plan(const Graph& g, const std::vector<std::vector<NodeId>>& parts, const std::string& name = "hand") {
   Plan plan;
   plan.strategy = name;
-  plan.device = "host-cpu";
+  plan.device = "host-cpu-reference";
   std::set<NodeId> seen;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     Group grp;

@@ -34,7 +34,7 @@ TEST(CliDim, ANameTheModelDoesNotHaveIsRefusedWithItsDims) {
   expect_refused(fuseplan({"search", model, "--batch", "2", "--dim", "s=4", "-o", dir + "/p.json"}),
                  "no symbolic dim 's' (its symbolic dims: N, S)");
   EXPECT_FALSE(fs::exists(dir + "/p.json"));
-  expect_refused(fuseplan({"tune", model, "--batch", "1", "--dim", "S=4", "--dim", "Q=3", "--no-peers", "-o",
+  expect_refused(fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "1", "--dim", "S=4", "--dim", "Q=3", "--no-peers", "-o",
                            dir + "/tune"}),
                  "--dim Q: the model has no symbolic dim 'Q'");
   EXPECT_FALSE(fs::exists(dir + "/tune"));
@@ -73,9 +73,9 @@ TEST(CliMessages, RefuseFifosAndDevicesAsInputFiles) {
   for (const std::string& p : {fifo, std::string("/dev/zero")}) {
     expect_refused(fuseplan({"inspect", p, "--batch", "2"}), "cannot read model file '" + p + "': not a regular file");
     expect_refused(fuseplan({"explain", p}), "'" + p + "': not a regular file");
-    expect_refused(fuseplan({"calibrate", "--device", "host-cpu", p, "-o", dir + "/c.json"}),
+    expect_refused(fuseplan({"calibrate", "--device", "host-cpu-reference", p, "-o", dir + "/c.json"}),
                    "cannot read measurements '" + p + "': not a regular file");
-    expect_refused(fuseplan({"run", model, "--batch", "2", "--inputs", "x=" + p}),
+    expect_refused(fuseplan({"run", "--device", "host-cpu-reference", model, "--batch", "2", "--inputs", "x=" + p}),
                    "cannot read .npy input '" + p + "': not a regular file");
   }
   EXPECT_FALSE(fs::exists(dir + "/c.json"));
@@ -91,9 +91,9 @@ TEST(CliMessages, SayWhatIsWrong) {
   expect_refused(fuseplan({"explain", dir + "/models"}), "it is a directory, not a file");
   expect_refused(fuseplan({"inspect", model}),
                  "unbound symbolic dim 'N' of input 'x' (use --batch B to bind the batch dim, or --dim N=V)");
-  expect_refused(fuseplan({"run", model, "--batch", "2", "--threads", "abc"}),
+  expect_refused(fuseplan({"run", "--device", "host-cpu-reference", model, "--batch", "2", "--threads", "abc"}),
                  "--threads: must be an integer from 0 to 4096, got 'abc'");
-  expect_refused(fuseplan({"run", model, "--batch", "2", "--threads", "5000"}),
+  expect_refused(fuseplan({"run", "--device", "host-cpu-reference", model, "--batch", "2", "--threads", "5000"}),
                  "--threads: must be from 0 to 4096, got 5000");
   // Control bytes in a name are escaped, never printed raw.
   Result dev = fuseplan({"cost", model, "--batch", "2", "--device", "h1\x01\x1b[31m"});
@@ -135,7 +135,7 @@ TEST(CliCompare, RefusesEmptyOrRepeatedEntriesAndBadValues) {
 TEST(CliPlan, AnExtraGroupOrAGroupOfTheWrongKindIsRefused) {
   const std::string dir = fresh_dir("plan-edit");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
-  ASSERT_EQ(fuseplan({"search", model, "--batch", "2", "--device", "host-cpu", "-o", dir + "/p.json"}).code, 0);
+  ASSERT_EQ(fuseplan({"search", model, "--batch", "2", "--device", "host-cpu-reference", "-o", dir + "/p.json"}).code, 0);
   const std::string plan = slurp(dir + "/p.json");
   ASSERT_NE(plan.find("\"kind\": \"loop\""), std::string::npos) << plan;
   const std::string extra = std::regex_replace(plan, std::regex("\"groups\": \\["),
@@ -148,8 +148,8 @@ TEST(CliPlan, AnExtraGroupOrAGroupOfTheWrongKindIsRefused) {
   const std::string kind_msg = "malformed plan: group 0 says kind 'horizontal', but its primitives make a 'loop' group";
   for (const char* cmd : {"cost", "run"}) {
     SCOPED_TRACE(cmd);
-    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/extra.json"}), extra_msg);
-    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/kind.json"}), kind_msg);
+    expect_refused(fuseplan({cmd, model, "--device", "host-cpu-reference", "--batch", "2", "--plan", dir + "/extra.json"}), extra_msg);
+    expect_refused(fuseplan({cmd, model, "--device", "host-cpu-reference", "--batch", "2", "--plan", dir + "/kind.json"}), kind_msg);
   }
   expect_refused(fuseplan({"explain", dir + "/extra.json"}), extra_msg);
 }
@@ -261,7 +261,7 @@ TEST(CliDevice, AFigureFarOutOfRangeIsRefusedNotAHang) {
 // One measurement record (JSON line), with extra fields at its top level, in
 // "predicted" and in "measured".
 std::string record(const std::string& top = "", const std::string& predicted = "", const std::string& measured = "") {
-  return R"({"schema": "fuseplan.measurement/1", "model": "tiny.onnxtxt", "group": 0, "device": "host-cpu", )" +
+  return R"({"schema": "fuseplan.measurement/1", "model": "tiny.onnxtxt", "group": 0, "device": "host-cpu-reference", )" +
          top + (top.empty() ? "" : ", ") + R"("predicted": {"bytes_read": 512, "bytes_written": 256, )" + predicted +
          (predicted.empty() ? "" : ", ") + R"("flops_contraction": 0, "flops_other": 64, "predicted_us": 1}, )" +
          R"("measured": {)" + measured + (measured.empty() ? "" : ", ") + R"("median_us": 1}})" + "\n";
@@ -293,13 +293,13 @@ TEST(CliRecords, AFieldOfTheWrongTypeOrRangeIsRefusedWithItsLine) {
     SCOPED_TRACE(cases[i].first);
     const std::string file = write(dir, "r" + std::to_string(i) + ".jsonl", record() + cases[i].first);
     const std::string where = file + ":2: " + cases[i].second;
-    expect_refused(fuseplan({"calibrate", "--device", "host-cpu", file, "-o", dir + "/cal.json"}), where);
-    expect_refused(fuseplan({"accuracy", "--device", "host-cpu", file, "-o", dir + "/acc.md"}), where);
+    expect_refused(fuseplan({"calibrate", "--device", "host-cpu-reference", file, "-o", dir + "/cal.json"}), where);
+    expect_refused(fuseplan({"accuracy", "--device", "host-cpu-reference", file, "-o", dir + "/acc.md"}), where);
     expect_refused(fuseplan({"refeature", file, "--models", dir, "-o", dir + "/out"}), where);
   }
   // A directory given as measurements read as no records.
   fs::create_directories(dir + "/d");
-  expect_refused(fuseplan({"calibrate", "--device", "host-cpu", dir + "/d", "-o", dir + "/cal.json"}),
+  expect_refused(fuseplan({"calibrate", "--device", "host-cpu-reference", dir + "/d", "-o", dir + "/cal.json"}),
                  "cannot read measurements '" + dir + "/d': it is a directory, not a JSON-lines file");
   EXPECT_FALSE(fs::exists(dir + "/cal.json"));
   EXPECT_FALSE(fs::exists(dir + "/acc.md"));
@@ -315,41 +315,41 @@ TEST(CliCalibrate, AnOverflowingRecordIsRefusedNotACrash) {
   for (int i = 0; i < 12; ++i)
     lines += R"({"schema": "fuseplan.measurement/1", "model": "m)" + std::to_string(i % 3) +
              R"(.onnxtxt", "group": )" + std::to_string(i) + R"(, "group_key": "k)" + std::to_string(i) +
-             R"(", "device": "host-cpu", "predicted": {"bytes_read": )" + std::to_string(1024 * (i + 1)) +
+             R"(", "device": "host-cpu-reference", "predicted": {"bytes_read": )" + std::to_string(1024 * (i + 1)) +
              R"(, "bytes_written": 1024, "flops_contraction": 0, "flops_other": 64, "predicted_us": 1},)" +
              R"( "measured": {"median_us": )" + std::to_string(1 + 0.3 * i) + "}}\n";
   lines += R"({"schema": "fuseplan.measurement/1", "model": "m0.onnxtxt", "group": 99, "group_key": "huge",
-             "device": "host-cpu", "predicted": {"bytes_read": 1e308, "bytes_written": 1024,
+             "device": "host-cpu-reference", "predicted": {"bytes_read": 1e308, "bytes_written": 1024,
              "flops_contraction": 0, "flops_other": 64, "predicted_us": 1}, "measured": {"median_us": 0.05}})";
   // One record per line.
   lines = std::regex_replace(lines, std::regex("\n +"), " ");
   const std::string file = write(dir, "m.jsonl", lines + "\n");
   const std::string msg = "measurement m0.onnxtxt";
-  Result c = fuseplan({"calibrate", "--device", "host-cpu", file, "-o", dir + "/cal.json"});
+  Result c = fuseplan({"calibrate", "--device", "host-cpu-reference", file, "-o", dir + "/cal.json"});
   expect_refused(c, "is out of range for the fit: its features or time overflow a double");
   EXPECT_NE(c.err.find(msg), std::string::npos) << c.err;
-  expect_refused(fuseplan({"accuracy", "--device", "host-cpu", file, "--holdout", "m2.onnxtxt", "-o", dir + "/a.md"}),
+  expect_refused(fuseplan({"accuracy", "--device", "host-cpu-reference", file, "--holdout", "m2.onnxtxt", "-o", dir + "/a.md"}),
                  "is out of range for the fit");
   EXPECT_FALSE(fs::exists(dir + "/cal.json"));
   EXPECT_FALSE(fs::exists(dir + "/a.md"));
 }
 
-// calibrate and accuracy fitted records of any device: host-cpu's
+// calibrate and accuracy fitted records of any device: host-cpu-reference's
 // measurements calibrated an h100-sxm without a word.
 TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
   const std::string dir = fresh_dir("records-device");
-  const std::string h100 = std::regex_replace(record(), std::regex("\"device\": \"host-cpu\""), "\"device\": \"h100-sxm\"");
+  const std::string h100 = std::regex_replace(record(), std::regex("\"device\": \"host-cpu-reference\""), "\"device\": \"h100-sxm\"");
   const std::string file = write(dir, "m.jsonl", record() + h100);
-  const std::string msg = file + ":2: measured on device 'h100-sxm', not on --device 'host-cpu'";
+  const std::string msg = file + ":2: measured on device 'h100-sxm', not on --device 'host-cpu-reference'";
   for (const char* cmd : {"calibrate", "accuracy"}) {
     SCOPED_TRACE(cmd);
-    expect_refused(fuseplan({cmd, "--device", "host-cpu", file, "-o", dir + "/x"}), msg);
+    expect_refused(fuseplan({cmd, "--device", "host-cpu-reference", file, "-o", dir + "/x"}), msg);
     expect_refused(fuseplan({cmd, "--device", "h100-sxm", write(dir, "cpu.jsonl", record()), "-o", dir + "/x"}),
-                   dir + "/cpu.jsonl:1: measured on device 'host-cpu', not on --device 'h100-sxm'");
+                   dir + "/cpu.jsonl:1: measured on device 'host-cpu-reference', not on --device 'h100-sxm'");
   }
   EXPECT_FALSE(fs::exists(dir + "/x"));
-  // A device calibrated from host-cpu, or a variant config of it, takes its
-  // measurements: the shipped records (device host-cpu) and their prior
+  // A device calibrated from host-cpu-reference, or a variant config of it, takes its
+  // measurements: the shipped records (device host-cpu-reference) and their prior
   // configs/devices/host-cpu-1thread.json (docs/calibration.md).
   const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
   const std::string devices = std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices";
@@ -370,14 +370,14 @@ TEST(CliRecords, ARecordMeasuredOnAnotherDeviceIsRefusedWithItsLine) {
 TEST(CliMeasure, ARepeatedStrategyOrBatchSizeIsRefused) {
   const std::string dir = fresh_dir("measure-repeat");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
-  expect_refused(fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,unfused", "-o", dir + "/m.jsonl"}),
+  expect_refused(fuseplan({"measure", "--device", "host-cpu-reference", model, "--batch", "2", "--strategies", "unfused,unfused", "-o", dir + "/m.jsonl"}),
                  "--strategies: unfused given twice");
-  expect_refused(fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,,cost", "-o", dir + "/m.jsonl"}),
+  expect_refused(fuseplan({"measure", "--device", "host-cpu-reference", model, "--batch", "2", "--strategies", "unfused,,cost", "-o", dir + "/m.jsonl"}),
                  "--strategies: empty entry in 'unfused,,cost'");
   EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
-  expect_refused(fuseplan({"tune", model, "--batch", "1,8,1", "--no-peers", "-o", dir + "/tune"}),
+  expect_refused(fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "1,8,1", "--no-peers", "-o", dir + "/tune"}),
                  "--batch: 1 given twice");
-  expect_refused(fuseplan({"tune", model, "--batch", "8", "--batch", "8", "--no-peers", "-o", dir + "/tune"}),
+  expect_refused(fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "8", "--batch", "8", "--no-peers", "-o", dir + "/tune"}),
                  "--batch: 8 given twice");
   EXPECT_FALSE(fs::exists(dir + "/tune"));
 }
@@ -385,7 +385,7 @@ TEST(CliMeasure, ARepeatedStrategyOrBatchSizeIsRefused) {
 // Records of `model`'s unfused and cost plans at --batch 2, one repetition,
 // in dir/m.jsonl.
 void measure_into(const std::string& dir, const std::string& model) {
-  Result m = fuseplan({"measure", model, "--batch", "2", "--strategies", "unfused,cost", "--repeat", "1", "-o",
+  Result m = fuseplan({"measure", "--device", "host-cpu-reference", model, "--batch", "2", "--strategies", "unfused,cost", "--repeat", "1", "-o",
                        dir + "/m.jsonl"});
   ASSERT_EQ(m.code, 0) << m.err;
 }
@@ -435,10 +435,10 @@ TEST(CliRun, AnInputGivenTwiceIsRefused) {
   write_npy(dir + "/a.npy", Tensor(DType::f32, {2, 64}));
   write_npy(dir + "/b.npy", Tensor(DType::f32, {2, 64}));
   const std::string a = "x=" + dir + "/a.npy", b = "x=" + dir + "/b.npy";
-  Result r = fuseplan({"run", model, "--batch", "2", "--inputs", a + "," + b});
+  Result r = fuseplan({"run", "--device", "host-cpu-reference", model, "--batch", "2", "--inputs", a + "," + b});
   expect_refused(r, "--inputs: input 'x' given twice ('" + a + "' and '" + b + "')");
   EXPECT_TRUE(r.out.empty()) << r.out;
-  Result ok = fuseplan({"run", model, "--batch", "2", "--inputs", a + ",y=" + dir + "/b.npy", "--repeat", "1"});
+  Result ok = fuseplan({"run", "--device", "host-cpu-reference", model, "--batch", "2", "--inputs", a + ",y=" + dir + "/b.npy", "--repeat", "1"});
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
@@ -470,10 +470,10 @@ TEST(CliAccuracy, AFailureLeavesNoOutputDirectory) {
   const std::string dir = fresh_dir("accuracy-late");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
   const std::string empty = write(dir, "empty.jsonl", "");
-  expect_refused(fuseplan({"accuracy", empty, "-o", dir + "/out/report.md"}),
+  expect_refused(fuseplan({"accuracy", "--device", "host-cpu-reference", empty, "-o", dir + "/out/report.md"}),
                  "cannot write '" + dir + "/out/report.md': no directory '" + dir + "/out'");
   EXPECT_FALSE(fs::exists(dir + "/report.md"));
-  expect_refused(fuseplan({"accuracy", empty, "-o", dir + "/report.md"}), "no measurements of the held-out models");
+  expect_refused(fuseplan({"accuracy", "--device", "host-cpu-reference", empty, "-o", dir + "/report.md"}), "no measurements of the held-out models");
   EXPECT_FALSE(fs::exists(dir + "/report.md"));
   const std::string results = std::string(FUSEPLAN_SOURCE_DIR) + "/results/calibration";
   std::vector<std::string> args = {"accuracy", "--device",
@@ -518,9 +518,9 @@ TEST(CliRefeature, WritesNothingUnlessEveryFileReDerives) {
   ASSERT_GT(before.size(), 0u);
   const std::string bad = write(dir, "bad.jsonl", "{\"bad\": 1}\n");
   const std::string examples = std::string(FUSEPLAN_SOURCE_DIR) + "/examples";
-  expect_refused(fuseplan({"refeature", good, bad, "--models", examples}), "bad.jsonl:1");
+  expect_refused(fuseplan({"refeature", good, bad, "--models", examples, "--device", "host-cpu-reference"}), "bad.jsonl:1");
   EXPECT_EQ(slurp(good), before);
-  expect_refused(fuseplan({"refeature", good, "--models", examples, "-o", good + "/out"}),
+  expect_refused(fuseplan({"refeature", good, "--models", examples, "--device", "host-cpu-reference", "-o", good + "/out"}),
                  "cannot write '" + good + "/out/good.jsonl': '" + good + "' is not a directory");
 }
 
@@ -529,7 +529,7 @@ TEST(CliRefeature, WritesNothingUnlessEveryFileReDerives) {
 TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
   const std::string dir = fresh_dir("measure-args");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
-  const std::vector<std::string> base = {"measure", model, "--batch", "2", "--strategies", "unfused"};
+  const std::vector<std::string> base = {"measure", "--device", "host-cpu-reference", model, "--batch", "2", "--strategies", "unfused"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -544,9 +544,9 @@ TEST(CliMeasure, RefusesBadRepetitionsAndAnUnwritableOutputBeforeMeasuring) {
   EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
   // accuracy's closed loop ran with --rounds -2 and --repeat 0.
   write(dir, "r.jsonl", "");
-  expect_refused(fuseplan({"accuracy", dir + "/r.jsonl", "--closed-loop", model, "--batch", "2", "--rounds=-2"}),
+  expect_refused(fuseplan({"accuracy", "--device", "host-cpu-reference", dir + "/r.jsonl", "--closed-loop", model, "--batch", "2", "--rounds=-2"}),
                  "--rounds: must be from 1 to 1000000, got -2");
-  expect_refused(fuseplan({"accuracy", dir + "/r.jsonl", "--closed-loop", model, "--batch", "2", "--repeat", "0"}),
+  expect_refused(fuseplan({"accuracy", "--device", "host-cpu-reference", dir + "/r.jsonl", "--closed-loop", model, "--batch", "2", "--repeat", "0"}),
                  "--repeat: must be from 1 to 1000000, got 0");
 }
 
@@ -561,7 +561,7 @@ TEST(CliBatch, ADimThatBindsTheBatchDimSaysBatchIsIgnored) {
   ASSERT_EQ(s.code, 0) << s.err;
   ASSERT_EQ(s.err_lines().size(), 1u) << s.err;
   EXPECT_EQ(s.err_lines()[0], warning);
-  Result t = fuseplan({"tune", model, "--batch", "64", "--dim", "N=3", "--no-peers", "--no-svg", "-o", dir + "/t"});
+  Result t = fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "64", "--dim", "N=3", "--no-peers", "--no-svg", "-o", dir + "/t"});
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.err.find(warning), std::string::npos) << t.err;
   // The same value, or no --dim, binds as before: no warning.
@@ -600,11 +600,11 @@ TEST(CliPlan, ADimsEntryOfTheWrongTypeIsNamed) {
   write(dir, "sha.json", std::regex_replace(plan, std::regex("\"sha256\": \"[0-9a-f]*\""), "\"sha256\": 5"));
   for (const char* cmd : {"cost", "run"}) {
     SCOPED_TRACE(cmd);
-    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/str.json"}),
+    expect_refused(fuseplan({cmd, model, "--device", "host-cpu-reference", "--batch", "2", "--plan", dir + "/str.json"}),
                    "malformed plan: dims: 'Q' is \"x\", not an integer >= 1");
-    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/arr.json"}),
+    expect_refused(fuseplan({cmd, model, "--device", "host-cpu-reference", "--batch", "2", "--plan", dir + "/arr.json"}),
                    "malformed plan: 'dims' is not an object of NAME: value");
-    expect_refused(fuseplan({cmd, model, "--batch", "2", "--plan", dir + "/sha.json"}),
+    expect_refused(fuseplan({cmd, model, "--device", "host-cpu-reference", "--batch", "2", "--plan", dir + "/sha.json"}),
                    "malformed plan: model: 'sha256' is not a string");
   }
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "probe/host_device.h"
 
 namespace fuseplan {
 namespace {
@@ -34,11 +35,11 @@ TEST(CliBatch, BindsTheBatchDimOnlyAndDimTheRest) {
   EXPECT_EQ(shapes["x"], "f32[8,16,4]");
   EXPECT_EQ(shapes["mask"], "f32[16,16]");  // before: S bound to 8 as well
   // Without --dim S the mask's S is not taken for the batch: an error naming both.
-  expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch", "8", "-o", dir + "/p.json"}),
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu-reference", "--batch", "8", "-o", dir + "/p.json"}),
                  "unbound symbolic dim 'S' of input 'x' (use --dim S=V; --batch binds only the batch dim 'N' of 'x')");
   EXPECT_FALSE(fs::exists(dir + "/p.json"));
   // tune fails the same way before it makes its output directory.
-  expect_refused(fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "-o", dir + "/tune"}),
+  expect_refused(fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "1,8", "--no-peers", "-o", dir + "/tune"}),
                  "unbound symbolic dim 'S'");
   EXPECT_FALSE(fs::exists(dir + "/tune"));
 }
@@ -48,13 +49,13 @@ TEST(CliBatch, ZeroAndNegativeBatchAreRefused) {
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
   for (const std::string b : {"0", "-3", "x"}) {
     SCOPED_TRACE("--batch " + b);
-    expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch=" + b, "-o", dir + "/p.json"}),
+    expect_refused(fuseplan({"search", model, "--device", "host-cpu-reference", "--batch=" + b, "-o", dir + "/p.json"}),
                    "--batch: must be an integer >= 1, got '" + b + "'");
-    expect_refused(fuseplan({"measure", model, "--batch=" + b, "-o", dir + "/m.jsonl"}), "--batch");
+    expect_refused(fuseplan({"measure", "--device", "host-cpu-reference", model, "--batch=" + b, "-o", dir + "/m.jsonl"}), "--batch");
     expect_refused(fuseplan({"compare", model, "--batch=1," + b}), "--batch");
-    expect_refused(fuseplan({"tune", model, "--batch=1," + b, "-o", dir + "/tune"}), "--batch");
+    expect_refused(fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch=1," + b, "-o", dir + "/tune"}), "--batch");
   }
-  expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch", "0", "-o", dir + "/p.json"}),
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu-reference", "--batch", "0", "-o", dir + "/p.json"}),
                  "--batch: must be an integer >= 1, got '0'");
   EXPECT_FALSE(fs::exists(dir + "/p.json"));
   EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
@@ -64,10 +65,10 @@ TEST(CliBatch, ZeroAndNegativeBatchAreRefused) {
 TEST(CliDim, ANameGivenTwiceIsRefused) {
   const std::string dir = fresh_dir("dim2");
   const std::string model = write(dir, "masked.onnxtxt", kMasked);
-  expect_refused(fuseplan({"search", model, "--device", "host-cpu", "--batch", "1", "--dim", "S=1", "--dim", "S=2", "-o",
+  expect_refused(fuseplan({"search", model, "--device", "host-cpu-reference", "--batch", "1", "--dim", "S=1", "--dim", "S=2", "-o",
                            dir + "/p.json"}),
                  "--dim S given twice (1 and 2)");
-  expect_refused(fuseplan({"tune", model, "--batch", "1", "--dim", "S=1", "--dim", "S=2", "-o", dir + "/tune"}),
+  expect_refused(fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "1", "--dim", "S=1", "--dim", "S=2", "-o", dir + "/tune"}),
                  "--dim S given twice (1 and 2)");
   expect_refused(fuseplan({"compare", model, "--batch", "1", "--dim", "S=4", "--dim", "S=4"}), "--dim S given twice");
   expect_refused(fuseplan({"search", model, "--batch", "1", "--dim", "S=0"}), "--dim");
@@ -80,37 +81,101 @@ TEST(CliHold, AnUnknownParameterIsRefusedWithTheValidNames) {
   const std::string meas = write(dir, "m.jsonl", "");
   for (const char* cmd : {"calibrate", "accuracy"}) {
     SCOPED_TRACE(cmd);
-    expect_refused(fuseplan({cmd, meas, "--device", "host-cpu", "--hold", "launch_us,nosuch", "-o", dir + "/out"}),
-                   "--hold: unknown parameter 'nosuch'; the parameters of host-cpu are launch_us, caches[L1].bw_GBps");
+    expect_refused(fuseplan({cmd, meas, "--device", "host-cpu-reference", "--hold", "launch_us,nosuch", "-o", dir + "/out"}),
+                   "--hold: unknown parameter 'nosuch'; the parameters of host-cpu-reference are launch_us, caches[L1].bw_GBps");
     EXPECT_FALSE(fs::exists(dir + "/out"));
   }
 }
 
-TEST(CliProbe, WithoutOutputItLeavesTheShippedDeviceAlone) {
+// `fuseplan probe` refreshes the per-machine cache --device host-cpu reads
+// (probe/host_device.h) unless the machine was busy, writes -o FILE as a
+// device JSON, and leaves the shipped devices alone.
+TEST(CliProbe, RefreshesTheCacheAndLeavesTheShippedDevicesAlone) {
   // A copy of the data directory stands in for the source tree.
   const std::string dir = fresh_dir("probe");
   fs::create_directories(dir + "/data/configs/devices");
   fs::create_directories(dir + "/work");
-  const std::string shipped = dir + "/data/configs/devices/host-cpu.json";
-  fs::copy_file(std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices/host-cpu.json", shipped);
+  const std::string shipped = dir + "/data/configs/devices/host-cpu-reference.json";
+  fs::copy_file(std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices/host-cpu-reference.json", shipped);
   const std::string before = slurp(shipped);
-  Result r = fuseplan({"probe"}, dir + "/work", "FUSEPLAN_DATA_DIR=" + quote(dir + "/data"));
+  const std::string cache = dir + "/cache";
+  const std::string env = "FUSEPLAN_DATA_DIR=" + quote(dir + "/data") + " FUSEPLAN_CACHE_DIR=" + quote(cache);
+  Result r = fuseplan({"probe", "--quick", "-o", "mine.json"}, dir + "/work", env);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(slurp(shipped), before);
-  ASSERT_TRUE(fs::exists(dir + "/work/host-cpu.probed.json"));
-  EXPECT_NE(r.out.find("wrote host-cpu.probed.json"), std::string::npos) << r.out;
+  EXPECT_EQ(fs::directory_iterator(dir + "/data/configs/devices") == fs::directory_iterator(), false);
+  EXPECT_FALSE(fs::exists(dir + "/data/configs/devices/host-cpu.json"));
+  EXPECT_NE(r.out.find("wrote mine.json"), std::string::npos) << r.out;
   // The written device loads as --device FILE.
-  Result c = fuseplan({"cost", write(dir + "/work", "tiny.onnxtxt", kTiny), "--batch", "2", "--device",
-                       "host-cpu.probed.json"},
+  Result c = fuseplan({"cost", write(dir + "/work", "tiny.onnxtxt", kTiny), "--batch", "2", "--device", "mine.json"},
                       dir + "/work");
   EXPECT_EQ(c.code, 0) << c.err;
+  // Cached exactly when the machine was quiet (tests run beside others: either may happen).
+  const std::string cached = cache + "/host-cpu-" + this_host_key().hash() + ".json";
+  if (r.err.find("fuseplan: warning: the machine was busy while probing (") != std::string::npos) {
+    EXPECT_FALSE(fs::exists(cached)) << r.err;
+    EXPECT_NE(r.out.find("not cached ("), std::string::npos) << r.out;
+  } else {
+    ASSERT_TRUE(fs::exists(cached)) << r.err;
+    EXPECT_NE(r.out.find("cached in " + cached + " (--device host-cpu reads it)"), std::string::npos) << r.out;
+    EXPECT_EQ(load_device(cached).dram_bw_GBps, load_device(dir + "/work/mine.json").dram_bw_GBps);
+  }
+  // Without -o the cache is the output: a variant thread count is refused.
+  expect_refused(fuseplan({"probe", "--threads", "1"}, dir + "/work", env),
+                 "--threads 1 measures a variant of this host that the cache does not hold");
+}
+
+// --device host-cpu reads a cached probe of this machine without measuring;
+// FUSEPLAN_NO_HOST_PROBE (set for every test) refuses it; an unwritable
+// cache is one line, exit 3, before any measurement.
+TEST(CliDeviceHost, ACachedProbeIsUsedAndAnUnwritableCacheIsOneLine) {
+  const std::string dir = fresh_dir("device-host");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  // This machine's cache entry, with the reference figures (so the result is known).
+  ProbeResult fake;
+  fake.device = load_device("host-cpu-reference");
+  fake.device.name = "host-cpu";
+  fake.others_busy_before = fake.others_busy_during = 0;
+  fs::create_directories(dir + "/cache");
+  write(dir + "/cache", "host-cpu-" + this_host_key().hash() + ".json", host_cache_json(fake, this_host_key()));
+  const std::string env = "FUSEPLAN_NO_HOST_PROBE= FUSEPLAN_CACHE_DIR=" + quote(dir + "/cache");
+  Result host = fuseplan({"cost", model, "--batch", "2", "--device", "host-cpu", "--json"}, ".", env);
+  ASSERT_EQ(host.code, 0) << host.err;
+  EXPECT_EQ(host.err, "");  // no probe, no progress line
+  Result alias = fuseplan({"cost", model, "--batch", "2", "--device", "host", "--json"}, ".", env);
+  ASSERT_EQ(alias.code, 0) << alias.err;
+  EXPECT_EQ(alias.err, "");
+  Result ref = fuseplan({"cost", model, "--batch", "2", "--device", "host-cpu-reference", "--json"});
+  ASSERT_EQ(ref.code, 0) << ref.err;
+  const auto jh = nlohmann::json::parse(host.out), jr = nlohmann::json::parse(ref.out);
+  EXPECT_EQ(jh.at("device"), "host-cpu");
+  EXPECT_EQ(nlohmann::json::parse(alias.out).at("device"), "host-cpu");  // `host` is the same device
+  EXPECT_EQ(nlohmann::json::parse(alias.out).at("totals").at("predicted_us"), jh.at("totals").at("predicted_us"));
+  EXPECT_EQ(jr.at("device"), "host-cpu-reference");
+  // The same figures price the same.
+  for (const char* k : {"kernels", "bytes", "flops", "predicted_us"}) EXPECT_EQ(jh.at("totals").at(k), jr.at("totals").at(k)) << k;
+  ASSERT_EQ(jh.at("groups").size(), 2u);
+  ASSERT_EQ(jr.at("groups").size(), 2u);
+  for (int g = 0; g < 2; ++g) EXPECT_EQ(jh.at("groups")[g].at("cost").at("predicted_us"), jr.at("groups")[g].at("cost").at("predicted_us"));
+  // The tests' guard: never probe, never read a cache.
+  expect_refused(fuseplan({"cost", model, "--batch", "2", "--device", "host-cpu"}, ".",
+                          "FUSEPLAN_CACHE_DIR=" + quote(dir + "/cache")),
+                 "device 'host-cpu' is this machine, probed, and FUSEPLAN_NO_HOST_PROBE is set");
+  // A cache directory under a regular file cannot be made.
+  Result bad = fuseplan({"cost", model, "--batch", "2", "--device", "host-cpu"}, ".",
+                        "FUSEPLAN_NO_HOST_PROBE= FUSEPLAN_CACHE_DIR=" + quote(model + "/cache"));
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  ASSERT_EQ(bad.err_lines().size(), 1u) << bad.err;
+  EXPECT_EQ(bad.err_lines()[0].rfind("fuseplan: error: cannot cache the host probe in '" + model + "/cache': ", 0), 0u)
+      << bad.err;
 }
 
 // One thread forks nothing: its launch_us is the timed empty call, not the
 // pool's fork-join (docs/calibration.md, "The fit").
 TEST(CliProbe, OneThreadTakesTheTimedEmptyCallAsLaunch) {
   const std::string dir = fresh_dir("probe1");
-  Result r = fuseplan({"probe", "--threads", "1", "-o", dir + "/one.json"});
+  const std::string env = "FUSEPLAN_CACHE_DIR=" + quote(dir + "/cache");  // a 1-core machine would cache it
+  Result r = fuseplan({"probe", "--threads", "1", "-o", dir + "/one.json"}, ".", env);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto d = nlohmann::json::parse(slurp(dir + "/one.json"));
   const double launch = d.at("launch_us").get<double>();
@@ -118,7 +183,7 @@ TEST(CliProbe, OneThreadTakesTheTimedEmptyCallAsLaunch) {
   EXPECT_LT(launch, 5.0);
   EXPECT_EQ(d.at("sources").at("launch_us").get<std::string>().rfind("one thread forks nothing", 0), 0u);
   for (const std::string threads : {"-1", "4096"}) {  // 4096: more threads than this machine has cores
-    Result bad = fuseplan({"probe", "--threads", threads, "-o", dir + "/bad.json"});
+    Result bad = fuseplan({"probe", "--threads", threads, "-o", dir + "/bad.json"}, ".", env);
     EXPECT_EQ(bad.code, 2) << threads;
     EXPECT_EQ(bad.err_lines().size(), 1u) << bad.err;
     EXPECT_FALSE(fs::exists(dir + "/bad.json"));
@@ -140,7 +205,7 @@ TEST(CliTune, AFailingGraphvizCostsTheSvgOnlyWithOneWarning) {
   const std::string env = path_with_failing_tool(dir, "dot", "Error: syntax error in line 1");
   fs::create_directories(dir + "/out");
   write(dir + "/out", "plan-b1.svg", "<svg>an earlier run's plan</svg>");  // stale: must not survive
-  Result r = fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "--force", "-o", dir + "/out"}, ".", env);
+  Result r = fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "1,8", "--no-peers", "--force", "-o", dir + "/out"}, ".", env);
   ASSERT_EQ(r.code, 0) << r.err;
   int warnings = 0;
   for (const auto& l : r.err_lines())
@@ -162,7 +227,7 @@ TEST(CliCompare, AFailingGnuplotCostsTheChartOnlyWithOneWarning) {
   const std::string dir = fresh_dir("gnuplot");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
   const std::string env = path_with_failing_tool(dir, "gnuplot", "gnuplot: boom");
-  Result r = fuseplan({"compare", model, "--device", "host-cpu", "--batch", "1", "--strategies", "unfused,cost",
+  Result r = fuseplan({"compare", model, "--device", "host-cpu-reference", "--batch", "1", "--strategies", "unfused,cost",
                        "--measure", "--repeat", "1", "--chart", dir + "/c.svg", "--csv", dir + "/c.csv"},
                       ".", env);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -195,7 +260,7 @@ TEST(CliEmit, RefusesBeforeWritingAndLeavesNoStaleFiles) {
   // after the folder was made.
   const std::string unk = write(dir, "unk.onnxtxt", "<ir_version: 8, opset_import: [\"\" : 17]>\n"
                                                     "g (float[N, 4] x) => (float[N, 4] y) { t = Relu(x)\n y = Foo(t) }");
-  Result su = fuseplan({"search", unk, "--batch", "2", "--device", "host-cpu", "-o", dir + "/unk.json"});
+  Result su = fuseplan({"search", unk, "--batch", "2", "--device", "host-cpu-reference", "-o", dir + "/unk.json"});
   ASSERT_EQ(su.code, 0) << su.err;
   Result op = fuseplan({"emit", dir + "/unk.json", unk, "--batch", "2", "--backend", "cpu", "-o", dir + "/d"});
   EXPECT_EQ(op.code, 2);
@@ -217,7 +282,7 @@ TEST(CliEmit, RefusesBeforeWritingAndLeavesNoStaleFiles) {
 TEST(CliTune, AnOverflowingBatchSizeFailsBeforeAnyOutput) {
   const std::string dir = fresh_dir("tune-overflow");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
-  Result r = fuseplan({"tune", model, "--batch", "1,4611686018427387904", "--no-peers", "-o", dir + "/out"});
+  Result r = fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "1,4611686018427387904", "--no-peers", "-o", dir + "/out"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("overflows int64"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/out"));

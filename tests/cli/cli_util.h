@@ -54,9 +54,12 @@ inline std::string fresh_dir(const std::string& name) {
 }
 
 /// Runs fuseplan with `args` in `cwd`, `env` prefixed ("PATH=..."), stdin empty.
+/// FUSEPLAN_NO_HOST_PROBE=1 comes first (tests use the reference devices and
+/// never probe the machine: probe/host_device.h); `env` may override it.
 inline Result fuseplan(const std::vector<std::string>& args, const std::string& cwd = ".", const std::string& env = "") {
   const std::string tmp = fresh_dir("run");
-  std::string cmd = "cd " + quote(cwd) + " && " + env + (env.empty() ? "" : " ") + quote(FUSEPLAN_BINARY);
+  std::string cmd = "cd " + quote(cwd) + " && FUSEPLAN_NO_HOST_PROBE=1 " + env + (env.empty() ? "" : " ") +
+                    quote(FUSEPLAN_BINARY);
   for (const auto& a : args) cmd += " " + quote(a);
   cmd += " </dev/null >" + quote(tmp + "/out") + " 2>" + quote(tmp + "/err");
   const int status = std::system(cmd.c_str());

@@ -32,14 +32,14 @@ TEST(CliOutputs, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
   fs::create_hard_link(model, dir + "/link.onnxtxt");
   expect_refused(fuseplan({"search", model, "--batch", "2", "-o", dir + "/link.onnxtxt"}), "it is the input");
   expect_refused(fuseplan({"compare", model, "--batch", "2", "--csv", model}), "it is the input");
-  expect_refused(fuseplan({"measure", model, "--batch", "2", "--device", "host-cpu", "-o", model}),
+  expect_refused(fuseplan({"measure", model, "--batch", "2", "--device", "host-cpu-reference", "-o", model}),
                  "it is the input");
   EXPECT_EQ(slurp(model), before);
   const std::string records = write(dir, "m.jsonl", "");
-  expect_refused(fuseplan({"calibrate", records, "-o", records}), "it is the input '" + records + "'");
-  expect_refused(fuseplan({"accuracy", records, "-o", records}), "it is the input '" + records + "'");
+  expect_refused(fuseplan({"calibrate", "--device", "host-cpu-reference", records, "-o", records}), "it is the input '" + records + "'");
+  expect_refused(fuseplan({"accuracy", "--device", "host-cpu-reference", records, "-o", records}), "it is the input '" + records + "'");
   const std::string device = dir + "/dev.json";
-  fs::copy_file(std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices/host-cpu.json", device);
+  fs::copy_file(std::string(FUSEPLAN_SOURCE_DIR) + "/configs/devices/host-cpu-reference.json", device);
   const std::string device_before = slurp(device);
   expect_refused(fuseplan({"calibrate", records, "--device", device, "-o", device}), "it is the input '" + device + "'");
   EXPECT_EQ(slurp(device), device_before);
@@ -52,13 +52,13 @@ TEST(CliOutputs, TuneReplacesItsFolderWholeOnlyWithForce) {
   const std::string dir = fresh_dir("tune-twice");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
   const std::string out = dir + "/t";
-  Result a = fuseplan({"tune", model, "--batch", "1,8", "--no-peers", "--no-svg", "-o", out});
+  Result a = fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "1,8", "--no-peers", "--no-svg", "-o", out});
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_TRUE(fs::exists(out + "/plan-b8.json"));
-  expect_refused(fuseplan({"tune", model, "--batch", "2", "--no-peers", "--no-svg", "-o", out}),
+  expect_refused(fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "2", "--no-peers", "--no-svg", "-o", out}),
                  "cannot write '" + out + "': the directory is not empty (give --force to replace it whole)");
   EXPECT_TRUE(fs::exists(out + "/plan-b8.json"));
-  Result b = fuseplan({"tune", model, "--batch", "2", "--no-peers", "--no-svg", "--force", "-o", out});
+  Result b = fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "2", "--no-peers", "--no-svg", "--force", "-o", out});
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_TRUE(fs::exists(out + "/plan-b2.json"));
   EXPECT_FALSE(fs::exists(out + "/plan-b8.json"));  // the first tune's plans are gone with its folder
@@ -66,7 +66,7 @@ TEST(CliOutputs, TuneReplacesItsFolderWholeOnlyWithForce) {
   // No staging folder stays beside it.
   EXPECT_EQ(names_in(dir), (std::set<std::string>{"t", "tiny.onnxtxt"}));
   // A folder that holds an input is never replaced, even with --force.
-  expect_refused(fuseplan({"tune", model, "--batch", "2", "--no-peers", "--force", "-o", dir}),
+  expect_refused(fuseplan({"tune", "--device", "host-cpu-reference", model, "--batch", "2", "--no-peers", "--force", "-o", dir}),
                  "it holds the input '" + model + "'");
 }
 
@@ -100,7 +100,7 @@ TEST(CliOutputs, EveryCommandChecksItsOutputFirstByOneRule) {
                  "cannot write '" + dir + "/a/b/c.json': no directory '" + dir + "/a/b'");
   EXPECT_FALSE(fs::exists(dir + "/a"));
   expect_refused(fuseplan({"probe", "-o", dir}), "cannot write '" + dir + "': it is a directory");
-  expect_refused(fuseplan({"measure", model, "--batch", "2", "--device", "host-cpu", "-o", "/proc/x"}),
+  expect_refused(fuseplan({"measure", model, "--batch", "2", "--device", "host-cpu-reference", "-o", "/proc/x"}),
                  "cannot write '/proc/x'");
   expect_refused(fuseplan({"search", model, "--batch", "2", "-o", dir + "/no/plan.json"}), "no directory");
   expect_refused(fuseplan({"gen", "--primitives", "10", "-o", dir + "/no/m.onnx"}), "no directory");
@@ -114,7 +114,7 @@ TEST(CliOutputs, ABrokenCompilerSettingIsAnEnvironmentError) {
   for (const std::string cxx : {"/bin/true", "/bin/false"}) {
     SCOPED_TRACE(cxx);
     const std::string cache = dir + "/cache" + std::to_string(cxx.size());  // no cached kernels
-    Result r = fuseplan({"run", model, "--batch", "2", "--device", "host-cpu"}, ".",
+    Result r = fuseplan({"run", model, "--batch", "2", "--device", "host-cpu-reference"}, ".",
                         "FUSEPLAN_CXX=" + cxx + " FUSEPLAN_CACHE_DIR=" + quote(cache));
     EXPECT_EQ(r.code, 3) << r.err;
     const auto lines = r.err_lines();

@@ -43,7 +43,7 @@ m (int64[2] a) => (int64[2] q, int64[2] r, int64[1] c) {
   const std::string a = write(dir, "a.npy", npy("<i8", "(2,)", std::string(reinterpret_cast<const char*>(v), sizeof v)));
   for (const std::string strategy : {"unfused", "cost"}) {
     SCOPED_TRACE(strategy);
-    Result r = fuseplan({"run", model, "--device", "host-cpu", "--strategy", strategy, "--verify", "--inputs",
+    Result r = fuseplan({"run", model, "--device", "host-cpu-reference", "--strategy", strategy, "--verify", "--inputs",
                          "a=" + a, "--json"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("\"verified\": true"), std::string::npos) << r.out;
@@ -59,7 +59,7 @@ m (float[4, 6] x) => (float[4, 3] y) {
   p = Constant<value = int64[4] {0, -1, 0, -2}>()
   y = Pad(x, p)
 })");
-  Result r = fuseplan({"run", model, "--device", "host-cpu", "--verify", "--json"});
+  Result r = fuseplan({"run", model, "--device", "host-cpu-reference", "--verify", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"verified\": true"), std::string::npos) << r.out;
 }
@@ -76,12 +76,12 @@ m (float[2, 4] x, float[4, 3] w) => (float[2, 3] y) {
 })");
   const std::string ones(4 * 3 * sizeof(float), '\0');
   const std::string w = write(dir, "w.npy", npy("<f4", "(4, 3)", ones));
-  Result r = fuseplan({"run", model, "--device", "host-cpu", "--verify", "--json", "--inputs", "w=" + w});
+  Result r = fuseplan({"run", model, "--device", "host-cpu-reference", "--verify", "--json", "--inputs", "w=" + w});
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string t = write(dir, "t.npy", npy("<f4", "(2, 3)", std::string(2 * 3 * sizeof(float), '\0')));
-  expect_refused(fuseplan({"run", model, "--device", "host-cpu", "--inputs", "t=" + t}),
+  expect_refused(fuseplan({"run", model, "--device", "host-cpu-reference", "--inputs", "t=" + t}),
                  "--inputs names 't', a tensor the model computes (op MatMul), not a graph input");
-  expect_refused(fuseplan({"run", model, "--device", "host-cpu", "--inputs", "nope=" + t}),
+  expect_refused(fuseplan({"run", model, "--device", "host-cpu-reference", "--inputs", "nope=" + t}),
                  "--inputs names 'nope', which is no tensor of the model");
 }
 
@@ -92,7 +92,7 @@ TEST(CliReliability, ANegativeMedianIsRefusedInAnyFile) {
   const std::string dir = fresh_dir("negative-median");
   auto record = [](int group, const std::string& median) {
     return R"({"schema": "fuseplan.measurement/1", "model": "m.onnxtxt", "group": )" + std::to_string(group) +
-           R"(, "group_key": "k)" + std::to_string(group) + R"(", "device": "host-cpu", "predicted": {"bytes_read": )" +
+           R"(, "group_key": "k)" + std::to_string(group) + R"(", "device": "host-cpu-reference", "predicted": {"bytes_read": )" +
            std::to_string(1024 * (group + 1)) + R"(, "bytes_written": 256, "flops_contraction": 0, )" +
            R"("flops_other": 64, "predicted_us": 1}, "measured": {"median_us": )" + median + "}}\n";
   };
@@ -106,8 +106,8 @@ TEST(CliReliability, ANegativeMedianIsRefusedInAnyFile) {
   for (const char* cmd : {"calibrate", "accuracy"}) {
     SCOPED_TRACE(cmd);
     const std::string out = dir + "/" + cmd + ".out";
-    expect_refused(fuseplan({cmd, "--device", "host-cpu", alone, "-o", out}), alone + ":" + msg);
-    expect_refused(fuseplan({cmd, "--device", "host-cpu", first, again, second, "-o", out}), second + ":" + msg);
+    expect_refused(fuseplan({cmd, "--device", "host-cpu-reference", alone, "-o", out}), alone + ":" + msg);
+    expect_refused(fuseplan({cmd, "--device", "host-cpu-reference", first, again, second, "-o", out}), second + ":" + msg);
     EXPECT_FALSE(fs::exists(out));
   }
 }
@@ -151,7 +151,7 @@ TEST(CliReliability, ModelNamesWithInvalidUtf8AndControlBytesAreEscapedOnEveryOu
     for (std::string line; std::getline(ss, line);) EXPECT_EQ(escape_name(line), line) << what;
   };
   const std::string plan = dir + "/plan.json";
-  Result r = fuseplan({"search", model, "--device", "host-cpu", "-o", plan});
+  Result r = fuseplan({"search", model, "--device", "host-cpu-reference", "-o", plan});
   ASSERT_EQ(r.code, 0) << r.err;
   expect_clean("search stdout", r.out + r.err);
   const std::string text = slurp(plan);
@@ -162,8 +162,8 @@ TEST(CliReliability, ModelNamesWithInvalidUtf8AndControlBytesAreEscapedOnEveryOu
   EXPECT_NO_THROW((void)nlohmann::json::parse(text));
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"inspect", model}, {"inspect", model, "--json"},
-        {"cost", model, "--device", "host-cpu"}, {"cost", model, "--device", "host-cpu", "--json"},
-        {"explain", plan}, {"run", model, "--plan", plan, "--verify", "--json"}}) {
+        {"cost", model, "--device", "host-cpu-reference"}, {"cost", model, "--device", "host-cpu-reference", "--json"},
+        {"explain", plan}, {"run", "--device", "host-cpu-reference", model, "--plan", plan, "--verify", "--json"}}) {
     SCOPED_TRACE(args[0] + " " + args.back());
     r = fuseplan(args);
     ASSERT_EQ(r.code, 0) << r.err;
@@ -181,7 +181,7 @@ TEST(CliReliability, ControlBytesInAPlanFileAreEscapedToo) {
   const std::string dir = fresh_dir("odd-plan");
   const std::string model = write(dir, "tiny.onnxtxt", kTiny);
   const std::string plan = dir + "/plan.json";
-  ASSERT_EQ(fuseplan({"search", model, "--device", "host-cpu", "--batch", "2", "--strategy", "unfused", "-o", plan}).code, 0);
+  ASSERT_EQ(fuseplan({"search", model, "--device", "host-cpu-reference", "--batch", "2", "--strategy", "unfused", "-o", plan}).code, 0);
   std::string text = slurp(plan);
   std::string::size_type at = 0;
   int renamed = 0;
@@ -193,7 +193,7 @@ TEST(CliReliability, ControlBytesInAPlanFileAreEscapedToo) {
   EXPECT_EQ(r.out.find('\x1B'), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("t\\x1B[31m\\x0A"), std::string::npos) << r.out;
   // cost --plan looks the escaped name up in the model and names it, escaped.
-  expect_refused(fuseplan({"cost", model, "--device", "host-cpu", "--batch", "2", "--plan", edited}),
+  expect_refused(fuseplan({"cost", model, "--device", "host-cpu-reference", "--batch", "2", "--plan", edited}),
                  "no primitive named 't\\x1B[31m\\x0A' in the model");
   Result same = fuseplan({"explain", plan});
   ASSERT_EQ(same.code, 0) << same.err;
@@ -221,7 +221,7 @@ TEST(CliReliability, OptimalTimeLimitHoldsOnALongChainAndTheLineStatesTheGap) {
   const std::string dir = fresh_dir("timelimit");
   const std::string model = chain_model(dir, 100000);
   const auto t0 = std::chrono::steady_clock::now();
-  Result r = fuseplan({"search", model, "--device", "host-cpu", "--strategy", "optimal", "--time-limit", "1"});
+  Result r = fuseplan({"search", model, "--device", "host-cpu-reference", "--strategy", "optimal", "--time-limit", "1"});
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_LT(wall_s, 60.0);  // about 10 s: import, the 1 s search, the unfused baseline, printing
@@ -229,13 +229,13 @@ TEST(CliReliability, OptimalTimeLimitHoldsOnALongChainAndTheLineStatesTheGap) {
   std::stringstream ss(r.out);
   for (std::string l; std::getline(ss, l);) lines.push_back(l);
   ASSERT_EQ(lines.size(), 1u) << r.out;
-  EXPECT_EQ(lines[0].rfind("strategy optimal on host-cpu: ", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].rfind("strategy optimal on host-cpu-reference: ", 0), 0u) << lines[0];
   EXPECT_NE(lines[0].find(", status: time limit 1 s reached"), std::string::npos) << lines[0];
   EXPECT_TRUE(lines[0].find("no proven bound") != std::string::npos || lines[0].find("gap ") != std::string::npos)
       << lines[0];
 }
 
-// Row 5: `search CHAIN --device host-cpu --max-group-size 2` returned one
+// Row 5: `search CHAIN --device host-cpu-reference --max-group-size 2` returned one
 // group of 1000 primitives: the XLA start of `cost` and `xla` ignored the cap.
 TEST(CliReliability, MaxGroupSizeHoldsForEveryStrategy) {
   const std::string dir = fresh_dir("groupcap");
@@ -243,7 +243,7 @@ TEST(CliReliability, MaxGroupSizeHoldsForEveryStrategy) {
   for (const std::string strategy : {"cost", "xla", "tvm", "inductor", "elementwise", "optimal"}) {
     SCOPED_TRACE(strategy);
     const std::string plan = dir + "/" + strategy + ".json";
-    Result r = fuseplan({"search", model, "--device", "host-cpu", "--strategy", strategy, "--max-group-size", "2",
+    Result r = fuseplan({"search", model, "--device", "host-cpu-reference", "--strategy", strategy, "--max-group-size", "2",
                          "--time-limit", "10", "-o", plan});
     ASSERT_EQ(r.code, 0) << r.err;
     const auto j = nlohmann::json::parse(slurp(plan));
@@ -260,12 +260,12 @@ TEST(CliReliability, MaxGroupSizeHoldsForEveryStrategy) {
 TEST(CliReliability, A250ChainIsOneKernelAndAUserCapCutIsExplained) {
   const std::string dir = fresh_dir("chain250");
   const std::string model = chain_model(dir, 250);
-  Result r = fuseplan({"search", model, "--device", "host-cpu", "-o", dir + "/one.json"});
+  Result r = fuseplan({"search", model, "--device", "host-cpu-reference", "-o", dir + "/one.json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find(": 1 kernels (unfused 250)"), std::string::npos) << r.out;
   Result run = fuseplan({"run", model, "--plan", dir + "/one.json", "--verify", "--repeat", "1"});
   ASSERT_EQ(run.code, 0) << run.err;
-  r = fuseplan({"search", model, "--device", "host-cpu", "--max-group-size", "100", "-o", dir + "/capped.json"});
+  r = fuseplan({"search", model, "--device", "host-cpu-reference", "--max-group-size", "100", "-o", dir + "/capped.json"});
   ASSERT_EQ(r.code, 0) << r.err;
   Result e = fuseplan({"explain", dir + "/capped.json"});
   ASSERT_EQ(e.code, 0) << e.err;

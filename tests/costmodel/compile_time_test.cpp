@@ -9,7 +9,7 @@ namespace fuseplan {
 namespace {
 
 TEST(CompileTime, EstimatesAndBudgetPerBackend) {
-  const DeviceSpec cpu = load_device("host-cpu"), gpu = testing::h100();
+  const DeviceSpec cpu = load_device("host-cpu-reference"), gpu = testing::h100();
   // GCC: 5.2e-4 s·k + 1.54e-7 s·k²; 250 primitives (a chain the old fixed cap
   // of 128 cut) 0.13 + 0.009625 s.
   EXPECT_NEAR(kernel_compile_s(250, cpu), 0.139625, 1e-12);

@@ -138,7 +138,7 @@ inline std::vector<DeviceSpec> all_gpus() {
 /// of 4 fp32 lanes (CpuSpec's defaults; figures are illustrative).
 inline DeviceSpec cpu_spec() {
   DeviceSpec d = make_cpu_device();
-  d.name = "host-cpu";
+  d.name = "host-cpu-reference";
   d.cpu->cores = 8;
   d.fp32_TFLOPs = 1.0;
   d.dram_bw_GBps = 50;

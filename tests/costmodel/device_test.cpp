@@ -106,7 +106,7 @@ void expect_same(const DeviceSpec& a, const DeviceSpec& b) {
 
 TEST(Device, ListsTheConfiguredDevices) {
   const auto names = fuseplan::list_devices();
-  for (const char* n : {"h100-sxm", "h200", "a100-80gb", "v100", "l4", "rtx4090", "host-cpu"})
+  for (const char* n : {"h100-sxm", "h200", "a100-80gb", "v100", "l4", "rtx4090", "host-cpu-reference"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
 }
@@ -161,6 +161,31 @@ TEST(Device, EveryConfigLoadsWithSourcesAndRoundTrips) {
     expect_same(d, fuseplan::load_device(p.string()));
     EXPECT_EQ(fuseplan::device_to_json(fuseplan::load_device(p.string())), text);
   }
+}
+
+// The shipped CPU figures are reference devices (docs/devices.md): fixed,
+// named, and saying where they come from; `host-cpu` itself is no file (it
+// is this machine, probed: probe/host_device.h).
+TEST(Device, CpuReferenceDevicesStateTheirProvenance) {
+  const auto names = fuseplan::list_devices();
+  EXPECT_EQ(std::find(names.begin(), names.end(), "host-cpu"), names.end());
+  int cpus = 0;
+  for (const auto& n : names) {
+    const DeviceSpec d = fuseplan::load_device(n);
+    if (!d.cpu) continue;
+    SCOPED_TRACE(n);
+    ++cpus;
+    ASSERT_TRUE(d.sources.count("provenance"));
+    EXPECT_EQ(d.sources.at("provenance").rfind("reference device, not this machine: ", 0), 0u);
+  }
+  EXPECT_EQ(cpus, 3);  // host-cpu-reference, host-cpu-1thread, host-cpu-1thread-calibrated
+  const DeviceSpec ref = fuseplan::load_device("host-cpu-reference");
+  EXPECT_EQ(ref.dram_bw_GBps, 3.9976227988678645);  // as probed under load on 2026-11-29, unchanged
+  EXPECT_EQ(ref.launch_us, 36.155013);
+  EXPECT_NE(ref.sources.at("probe_conditions").find("load average 8.72 on 2 cores"), std::string::npos);
+  const std::string msg = thrown_message("host-cpu");
+  EXPECT_NE(msg.find("is this machine as probed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("host-cpu-reference"), std::string::npos) << msg;
 }
 
 TEST(Device, DatasheetFigures) {
@@ -260,7 +285,7 @@ TEST(Device, MissingOrMistypedFieldIsNamed) {
 // CPU device; a GPU device, an op that is not transcendental, or a time out
 // of (0, 1e6] ns is one named error.
 TEST(Device, TranscendentalTableIsCpuOnlyAndNamesKnownOps) {
-  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu")));
+  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu-reference")));
   {
     nlohmann::json t = cpu;
     t["transcendental_ns"] = {{"Sigmoid", 3.25}, {"Tanh", 11.5}};
@@ -290,7 +315,7 @@ TEST(Device, TranscendentalTableIsCpuOnlyAndNamesKnownOps) {
 // of costmodel/contraction.h or none; round-trips; a partial table, an
 // unknown class or a throughput out of (0, 1e9] is one named error.
 TEST(Device, ContractionTableGivesEveryClass) {
-  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu")));
+  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu-reference")));
   nlohmann::json full = nlohmann::json::object();
   double v = 10;
   for (fuseplan::ContractionClass k : fuseplan::contraction_classes())
@@ -305,7 +330,7 @@ TEST(Device, ContractionTableGivesEveryClass) {
     const DeviceSpec back = fuseplan::load_device(temp_file("cg2.json", fuseplan::device_to_json(d)).string());
     EXPECT_EQ(back.cpu->contraction_GFLOPs, d.cpu->contraction_GFLOPs);
   }
-  EXPECT_FALSE(fuseplan::load_device("host-cpu").cpu->has_contraction_table());  // absent: none
+  EXPECT_FALSE(fuseplan::load_device("host-cpu-reference").cpu->has_contraction_table());  // absent: none
   nlohmann::json partial = full;
   partial.erase("gemm_tall");
   nlohmann::json unknown = full;
@@ -346,7 +371,7 @@ TEST(Device, DataDirHonoursEnvironment) {
 // refused by name (a CPU names its cores 'cores', not 'sm_count').
 TEST(Device, AFieldOfTheOtherKindIsRefusedByName) {
   const nlohmann::json gpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("h100-sxm")));
-  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu")));
+  const nlohmann::json cpu = nlohmann::json::parse(fuseplan::device_to_json(fuseplan::load_device("host-cpu-reference")));
   EXPECT_FALSE(gpu.contains("contraction_call_us"));
   EXPECT_FALSE(gpu.contains("caches"));
   EXPECT_FALSE(cpu.contains("sm_count"));
@@ -371,7 +396,7 @@ TEST(Device, AFieldOfTheOtherKindIsRefusedByName) {
 // a device has, set to its own value, comes back from the JSON unchanged,
 // and a GPU has exactly the parameters of the terms that price on it.
 TEST(Device, EveryTermParameterRoundTripsThroughTheTable) {
-  for (const char* name : {"host-cpu", "h100-sxm"}) {
+  for (const char* name : {"host-cpu-reference", "h100-sxm"}) {
     SCOPED_TRACE(name);
     DeviceSpec d = fuseplan::load_device(name);
     double v = 0.125;

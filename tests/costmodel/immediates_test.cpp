@@ -77,7 +77,7 @@ TEST(Immediates, UnfusedKernelsAreChargedNoBytesForAScalarConstant) {
 
 TEST(Immediates, FusedKernelIsChargedNoBytesForAScalarConstant) {
   const Graph g = scaled_chain();
-  for (const DeviceSpec& d : {h100(), load_device("host-cpu")}) {
+  for (const DeviceSpec& d : {h100(), load_device("host-cpu-reference")}) {
     SCOPED_TRACE(d.name);
     // Reads x 4NC + w 4 (before: + s 4), writes y 4NC.
     const Group grp = make_group(g, {"m", "a", "r", "y"});

@@ -19,7 +19,7 @@ namespace {
 using testing::GraphBuilder;
 using testing::make_group;
 
-// host-cpu's figures with every CPU term priced (values of the order the
+// host-cpu-reference's figures with every CPU term priced (values of the order the
 // development VM's calibrations gave).
 DeviceSpec priced_cpu() {
   DeviceSpec d = testing::cpu_spec();

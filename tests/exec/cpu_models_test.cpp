@@ -30,7 +30,7 @@ bool has_opaque(const Graph& g) {
 void expect_bit_identical(const Graph& g, const std::string& strategy, const std::string& what) {
   SearchOptions so;
   so.time_limit_s = 5;
-  Plan plan = search(g, load_device("host-cpu"), strategy, so);
+  Plan plan = search(g, load_device("host-cpu-reference"), strategy, so);
   RunOptions o;
   o.verify = true;
   o.repeat = 1;

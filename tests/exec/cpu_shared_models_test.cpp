@@ -60,7 +60,7 @@ TEST_P(SharedModel, EveryStrategyIsBitIdenticalAtBatch1) {
   Graph g = import_model((fs::path(test::shared_models_dir()) / file).string(), io);
   std::string opaque = first_opaque(g);
   if (!opaque.empty()) GTEST_SKIP() << file << ": opaque primitive " << opaque << " has no executable semantics";
-  const DeviceSpec dev = load_device("host-cpu");
+  const DeviceSpec dev = load_device("host-cpu-reference");
   for (const auto& s : strategy_names()) {
     auto t0 = std::chrono::steady_clock::now();
     SearchOptions so;

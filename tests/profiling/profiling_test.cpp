@@ -62,7 +62,7 @@ MeasurementRecord sample_record() {
   r.kind = "loop";
   r.label = "a .. b";
   r.op_classes = {"broadcast", "elementwise"};
-  r.device = "host-cpu";
+  r.device = "host-cpu-reference";
   r.dims = {{"batch", 4}, {"seq", 128}};
   r.threads = 1;
   r.features = {.bytes_read = 1024,
@@ -232,7 +232,7 @@ TEST(Records, OlderRecordsReadWithoutTheirLaterFeatures) {
 // reading with each absent field filled as /1 read it (measurement.h
 // upgrade_measurement_v1), and any other schema is refused naming it.
 TEST(Records, SchemaOneIsConvertedWithItsAbsentFieldsFilled) {
-  const std::string v1 = R"({"schema": "fuseplan.measurement/1", "model": "m.onnx", "group": 2, "device": "host-cpu", )"
+  const std::string v1 = R"({"schema": "fuseplan.measurement/1", "model": "m.onnx", "group": 2, "device": "host-cpu-reference", )"
                          R"("predicted": {"bytes_read": 512, "bytes_written": 256, "flops_contraction": 0, )"
                          R"("flops_other": 64, "predicted_us": 1.5}, "measured": {"median_us": 4}})";
   const nlohmann::json up = nlohmann::json::parse(upgrade_measurement_v1(v1));
@@ -374,7 +374,7 @@ TEST(Accuracy, ReportScoresTheHeldOutModelAndListsEveryGroup) {
   // Memory-bound groups at the L1 level, measured on a "true" device whose
   // L1 is half as fast as the prior's: fitting a.onnx recovers it, so b.onnx
   // is predicted exactly after calibration and 2x off in its memory term before.
-  DeviceSpec prior = load_device("host-cpu");
+  DeviceSpec prior = load_device("host-cpu-reference");
   DeviceSpec truth = prior;
   truth.cpu->caches[0].bw_GBps /= 2;
   AccuracyInputs in;
@@ -400,7 +400,7 @@ TEST(Accuracy, ReportScoresTheHeldOutModelAndListsEveryGroup) {
   std::snprintf(by_model, sizeof by_model, "| b.onnx batch=4 seq=128 | 4 | %.1f%% | 0.0%% |", res.before_holdout.mape_pct);
   EXPECT_NE(res.markdown.find("## Held-out error by model"), std::string::npos);
   EXPECT_NE(res.markdown.find(by_model), std::string::npos) << res.markdown;
-  // And by measured time: all four between 10 and 100 us (host-cpu's launch dominates).
+  // And by measured time: all four between 10 and 100 us (host-cpu-reference's launch dominates).
   std::snprintf(by_model, sizeof by_model, "| [10, 100) | 4 | %.1f%% | 0.0%% |", res.before_holdout.mape_pct);
   EXPECT_NE(res.markdown.find("## Held-out error by measured time"), std::string::npos);
   EXPECT_NE(res.markdown.find(by_model), std::string::npos) << res.markdown;
@@ -446,7 +446,7 @@ ProfileOptions three_repetitions(FlushPolicy flush) {
 
 TEST(CpuProfiler, MeasuresEveryGroupWithStatisticsAndRecords) {
   Graph g = bias_relu();
-  DeviceSpec d = load_device("host-cpu");
+  DeviceSpec d = load_device("host-cpu-reference");
   Plan plan = search(g, d, "unfused");
   ProfileOptions o = three_repetitions(FlushPolicy::always);
   ProfileResult r = CpuProfiler().profile(g, plan, d, o);
@@ -470,7 +470,7 @@ TEST(CpuProfiler, MeasuresEveryGroupWithStatisticsAndRecords) {
 
 TEST(CpuProfiler, MinTimeRepeatsPastRepeatUntilTheTimeIsSpentAndNoFurtherThanTheCap) {
   Graph g = bias_relu();
-  DeviceSpec d = load_device("host-cpu");
+  DeviceSpec d = load_device("host-cpu-reference");
   Plan plan = search(g, d, "unfused");
   ProfileOptions o = three_repetitions(FlushPolicy::never);
   o.min_time_s = 0.05;

@@ -254,7 +254,7 @@ TEST(Blockers, UnprofitableWhenAPrologueWouldBeRecomputedPerTile) {
 // primitives within the 0.5 s budget on a CPU device, 2896 on a GPU device)
 // and the user's --max-group-size, whichever is smaller, named as such.
 TEST(Blockers, CompileTimeAndGroupSizeCapAKernelsPrimitives) {
-  const DeviceSpec cpu = load_device("host-cpu");
+  const DeviceSpec cpu = load_device("host-cpu-reference");
   EXPECT_EQ(max_group_primitives(cpu, 0), 780u);
   EXPECT_EQ(max_group_primitives(h100(), 0), 2896u);
   EXPECT_EQ(max_group_primitives(cpu, 100), 100u);
@@ -307,7 +307,7 @@ TEST(Blockers, CpuRegisterEstimateIsACostNotALimit) {
   ImportOptions o;
   o.batch = 1;
   Graph g = import_model(std::string(FUSEPLAN_SOURCE_DIR) + "/examples/resnet50_bottleneck.onnxtxt", o);
-  const DeviceSpec cpu = load_device("host-cpu");
+  const DeviceSpec cpu = load_device("host-cpu-reference");
   GroupCost big;
   big.regs_per_thread = 200;
   EXPECT_TRUE(check_resources(big, cpu, "x").ok());

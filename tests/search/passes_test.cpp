@@ -58,7 +58,7 @@ void expect_resumed_equals_full(const Graph& g, const DeviceSpec& d, const std::
 
 TEST(GreedyResumed, SamePartitionAsTheFullPassAfterRefinement) {
   int refined = 0, graphs = 0;
-  for (const char* dev : {"h100-sxm", "host-cpu"}) {
+  for (const char* dev : {"h100-sxm", "host-cpu-reference"}) {
     const DeviceSpec d = load_device(dev);
     for (SyntheticKind k : {SyntheticKind::transformer, SyntheticKind::conv, SyntheticKind::mixed}) {
       expect_resumed_equals_full(synthetic_graph(k, 2000), d, std::string(to_string(k)) + " on " + dev, refined);

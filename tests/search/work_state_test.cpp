@@ -31,7 +31,7 @@ Graph fork() {
 // reads a from memory any more.
 TEST(WorkStateCache, ProducerIsRepricedWhenItsReadersMove) {
   const Graph g = fork();
-  const DeviceSpec d = load_device("host-cpu");
+  const DeviceSpec d = load_device("host-cpu-reference");
   WorkState ws(g, d);
   ASSERT_EQ(ws.alive_groups(), (std::vector<int>{0, 1, 2}));  // {a}, {b}, {c}
   const int a = 0, b = 1, c = 2;
@@ -215,7 +215,7 @@ void expect_cache_fresh(const Graph& g, const DeviceSpec& d, const std::string& 
 }
 
 TEST(WorkStateCache, CachedPricesEqualFreshPricesAfterSearch) {
-  for (const char* dev : {"h100-sxm", "host-cpu"}) {
+  for (const char* dev : {"h100-sxm", "host-cpu-reference"}) {
     const DeviceSpec d = load_device(dev);
     for (SyntheticKind k : {SyntheticKind::transformer, SyntheticKind::conv, SyntheticKind::mixed})
       expect_cache_fresh(synthetic_graph(k, 2000), d, std::string(to_string(k)) + " on " + dev);

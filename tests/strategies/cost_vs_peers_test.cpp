@@ -1,6 +1,6 @@
 // Strategy quality of `cost`:
 //  - it never predicts worse than unfused / elementwise / tvm / xla / inductor
-//    on any shared model at batch 1, 8 and 64, on h100-sxm and host-cpu;
+//    on any shared model at batch 1, 8 and 64, on h100-sxm and host-cpu-reference;
 //    the losses fixed so far are asserted by name as well;
 //  - wherever `optimal` proves optimality (shared cases, examples/, small
 //    shared models), `cost` is within 2% of it.
@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char* kPeers[] = {"unfused", "elementwise", "tvm", "xla", "inductor"};
 constexpr int64_t kBatches[] = {1, 8, 64};
-constexpr const char* kDevices[] = {"h100-sxm", "host-cpu"};
+constexpr const char* kDevices[] = {"h100-sxm", "host-cpu-reference"};
 
 /// (device, model file, batch) -> strategy -> predicted µs.
 using Key = std::tuple<std::string, std::string, int64_t>;
@@ -83,17 +83,17 @@ TEST(CostVsPeers, FixedLossesStayFixed) {
       {"h100-sxm", "light_shufflenet.onnx", 8, "xla"},        // 138.341 vs 138.412
       {"h100-sxm", "light_shufflenet.onnx", 64, "xla"},       // 138.341 vs 138.412
       {"h100-sxm", "zoo_tiny-yolov3-11.onnx", 1, "inductor"}, // 237.3 vs 239.8
-      {"host-cpu", "distilbert_tiny_optimum.onnx", 64, "xla"},  // 11529 vs 13428 (16%)
-      {"host-cpu", "zoo_fcn-resnet50-11.onnx", 8, "tvm"},      // 8981013 vs 8990334
-      {"host-cpu", "zoo_fcn-resnet50-11.onnx", 8, "xla"},
-      {"host-cpu", "zoo_fcn-resnet50-11.onnx", 64, "tvm"},
-      {"host-cpu", "zoo_fcn-resnet50-11.onnx", 64, "xla"},
-      {"host-cpu", "zoo_gpt2-10.onnx", 64, "xla"},             // 30492555 vs 30623938
-      {"host-cpu", "zoo_resnet50-v1-12.onnx", 8, "tvm"},       // 1234195 vs 1242837
-      {"host-cpu", "zoo_resnet50-v1-12.onnx", 8, "xla"},
-      {"host-cpu", "zoo_resnet50-v1-12.onnx", 64, "tvm"},
-      {"host-cpu", "zoo_resnet50-v1-12.onnx", 64, "xla"},
-      {"host-cpu", "zoo_roberta-base-11.onnx", 8, "xla"},      // 3641769 vs 3644324
+      {"host-cpu-reference", "distilbert_tiny_optimum.onnx", 64, "xla"},  // 11529 vs 13428 (16%)
+      {"host-cpu-reference", "zoo_fcn-resnet50-11.onnx", 8, "tvm"},      // 8981013 vs 8990334
+      {"host-cpu-reference", "zoo_fcn-resnet50-11.onnx", 8, "xla"},
+      {"host-cpu-reference", "zoo_fcn-resnet50-11.onnx", 64, "tvm"},
+      {"host-cpu-reference", "zoo_fcn-resnet50-11.onnx", 64, "xla"},
+      {"host-cpu-reference", "zoo_gpt2-10.onnx", 64, "xla"},             // 30492555 vs 30623938
+      {"host-cpu-reference", "zoo_resnet50-v1-12.onnx", 8, "tvm"},       // 1234195 vs 1242837
+      {"host-cpu-reference", "zoo_resnet50-v1-12.onnx", 8, "xla"},
+      {"host-cpu-reference", "zoo_resnet50-v1-12.onnx", 64, "tvm"},
+      {"host-cpu-reference", "zoo_resnet50-v1-12.onnx", 64, "xla"},
+      {"host-cpu-reference", "zoo_roberta-base-11.onnx", 8, "xla"},      // 3641769 vs 3644324
   };
   const auto& res = peer_results();
   if (res.empty()) GTEST_SKIP() << "no shared models";

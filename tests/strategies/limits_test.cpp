@@ -44,7 +44,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // kept only their own limits.
 TEST(Limits, EveryStrategyHonoursMaxGroupSizeOnAChain) {
   const Graph g = chain(300);
-  const DeviceSpec d = load_device("host-cpu");
+  const DeviceSpec d = load_device("host-cpu-reference");
   for (int cap : {2, 3}) {
     for (const auto& s : strategy_names()) {
       SCOPED_TRACE(s + " with --max-group-size " + std::to_string(cap));
@@ -81,7 +81,7 @@ TEST(Limits, EveryStrategyHonoursMaxGroupSizeOnSyntheticModels) {
 // linear.
 TEST(Limits, XlaFinishesALongChainWithinTheCompileTimeBudget) {
   const Graph g = chain(100000);
-  const DeviceSpec d = load_device("host-cpu");
+  const DeviceSpec d = load_device("host-cpu-reference");
   ASSERT_EQ(compile_time_max_primitives(d), 780u);
   const auto t0 = std::chrono::steady_clock::now();
   const Plan p = search(g, d, "xla");
@@ -105,7 +105,7 @@ std::vector<DecisionRecord> cuts(const Plan& p) {
 // (`inductor` 64, `optimal` 6).
 TEST(Limits, AChainOf250ElementwiseOpsIsOneKernelByDefault) {
   const Graph g = chain(250);
-  for (const DeviceSpec& d : {load_device("host-cpu"), testing::h100()})
+  for (const DeviceSpec& d : {load_device("host-cpu-reference"), testing::h100()})
     for (const char* s : {"cost", "xla", "elementwise", "tvm"}) {
       SCOPED_TRACE(d.name + " / " + s);
       const Plan p = search(g, d, s);
@@ -123,7 +123,7 @@ TEST(Limits, AUserCapCutIsAGroupSizeBlockerNamingTheCap) {
   o.max_group_size = 100;
   for (const char* s : {"cost", "xla", "elementwise"}) {
     SCOPED_TRACE(s);
-    const Plan p = search(g, load_device("host-cpu"), s, o);
+    const Plan p = search(g, load_device("host-cpu-reference"), s, o);
     EXPECT_EQ(p.max_group_size, 100);
     EXPECT_LE(largest_group(p), 100u);
     EXPECT_GE(p.totals.kernels, 3);
@@ -142,7 +142,7 @@ TEST(Limits, AUserCapCutIsAGroupSizeBlockerNamingTheCap) {
 // says so: `compile_time`, with the estimate and the budget.
 TEST(Limits, AChainPastTheCompileTimeBudgetIsCutWithACompileTimeBlocker) {
   const Graph g = chain(1000);
-  const DeviceSpec d = load_device("host-cpu");
+  const DeviceSpec d = load_device("host-cpu-reference");
   for (const char* s : {"cost", "xla", "elementwise"}) {
     SCOPED_TRACE(s);
     const Plan p = search(g, d, s);
@@ -171,7 +171,7 @@ TEST(Limits, OptimalTimeLimitCoversTheWholeStrategy) {
   SearchOptions o;
   o.time_limit_s = 1;
   const auto t0 = std::chrono::steady_clock::now();
-  const Plan p = search(g, load_device("host-cpu"), "optimal", o);
+  const Plan p = search(g, load_device("host-cpu-reference"), "optimal", o);
   EXPECT_LT(seconds_since(t0), 15.0);  // the limit, the unfused pricing of what is left, make_plan
   EXPECT_EQ(p.status.rfind("time limit 1 s reached", 0), 0u) << p.status;
   EXPECT_TRUE(p.status.find("no proven bound") != std::string::npos || p.status.find("gap ") != std::string::npos)
@@ -185,7 +185,7 @@ TEST(Limits, OptimalSolvesEveryRegionOfAChainWithinItsLimit) {
   const Graph g = chain(1200);
   SearchOptions o;
   o.time_limit_s = 120;
-  const Plan p = search(g, load_device("host-cpu"), "optimal", o);
+  const Plan p = search(g, load_device("host-cpu-reference"), "optimal", o);
   EXPECT_EQ(p.status.rfind("optimal per region", 0), 0u) << p.status;
   EXPECT_EQ(p.status.find("time limit"), std::string::npos) << p.status;
   EXPECT_LE(largest_group(p), 6u);

@@ -19,10 +19,10 @@
 namespace fuseplan {
 namespace {
 
-// The "true" device: host-cpu with every fitted parameter moved well away
+// The "true" device: host-cpu-reference with every fitted parameter moved well away
 // from its prior, so a fit that returned the prior would fail.
 DeviceSpec truth_device() {
-  DeviceSpec d = load_device("host-cpu");
+  DeviceSpec d = load_device("host-cpu-reference");
   d.launch_us = 3;
   for (auto& c : d.cpu->caches) c.bw_GBps *= c.name == "L1" ? 0.5 : c.name == "L2" ? 0.4 : c.name == "L3" ? 1.6 : 1.3;
   d.dram_bw_GBps = d.cpu->caches.back().bw_GBps;
@@ -163,7 +163,7 @@ void expect_recovered(const CalibrationResult& r, const DeviceSpec& truth) {
 }
 
 TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
-  const DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
+  const DeviceSpec prior = load_device("host-cpu-reference"), truth = truth_device();
   // 5% lognormal noise, 280 groups: every parameter within 4 of its own
   // standard errors of the truth, and within 10% of it -- 20% for the L1
   // bandwidth and the spill penalty (x_spill / x_L1): an L1-sized group's
@@ -196,7 +196,7 @@ TEST(Calibrate, RecoversKnownParametersFromSyntheticMeasurementsWithNoise) {
 // written up to the 16 KiB queue write-allocated), so the stall is told
 // apart from the launch time.
 TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
-  DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
+  DeviceSpec prior = load_device("host-cpu-reference"), truth = truth_device();
   prior.cpu->write_allocate_bw_GBps = 8;
   prior.cpu->store_buffer_bytes = truth.cpu->store_buffer_bytes = 16384;
   truth.cpu->write_allocate_bw_GBps = 20;
@@ -235,7 +235,7 @@ TEST(Calibrate, RecoversTheWriteAllocateBandwidthWhenThePriorSetsIt) {
 // RecoversKnownParameters...; a prior of 0 (no probe measurement) stays 0,
 // and the fit is worse for it.
 TEST(Calibrate, HoldsTheProbedCallAndColdLibmCostsAndFitsTheRestAroundThem) {
-  DeviceSpec prior = load_device("host-cpu"), truth = truth_device();
+  DeviceSpec prior = load_device("host-cpu-reference"), truth = truth_device();
   truth.cpu->contraction_call_us = prior.cpu->contraction_call_us = 1.5;
   truth.cpu->libm_cold_us = prior.cpu->libm_cold_us = 30;
   auto samples = synthetic(truth, 280, 0.05, 7, true);
@@ -256,7 +256,7 @@ TEST(Calibrate, HoldsTheProbedCallAndColdLibmCostsAndFitsTheRestAroundThem) {
 
 TEST(Calibrate, NoiselessMeasurementsAreFitExactly) {
   const DeviceSpec truth = truth_device();
-  CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth, 70, 0, 3, true));
+  CalibrationResult r = calibrate(load_device("host-cpu-reference"), synthetic(truth, 70, 0, 3, true));
   for (const auto& p : r.parameters) EXPECT_NEAR(p.value, truth_value(truth, p.name), 1e-6 * truth_value(truth, p.name)) << p.name;
   EXPECT_LT(r.rms_relative_residual, 1e-9);
 }
@@ -271,13 +271,13 @@ TEST(Calibrate, HoldsParametersNoMeasurementExercises) {
   for (auto& s : some) s.features.flops_other = 0;
   // A 3 us dispatch next to millisecond groups is unidentifiable: refused...
   try {
-    calibrate(load_device("host-cpu"), some);
+    calibrate(load_device("host-cpu-reference"), some);
     FAIL() << "expected a refusal";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unidentifiable: launch_us"), std::string::npos) << e.what();
   }
   // ... unless held on purpose.
-  CalibrationResult r = calibrate(load_device("host-cpu"), some, {.hold = {"launch_us"}});
+  CalibrationResult r = calibrate(load_device("host-cpu-reference"), some, {.hold = {"launch_us"}});
   for (const auto& p : r.parameters) {
     // The contractions' bytes and FLOPs place the overlap too.
     bool fitted = p.name == "caches[DRAM].bw_GBps" || p.name == "e_contraction" || p.name == "overlap";
@@ -288,7 +288,7 @@ TEST(Calibrate, HoldsParametersNoMeasurementExercises) {
 
 // The names --hold is checked against (cli check_hold): what the fit reports.
 TEST(Calibrate, ParameterNamesAreTheFittedParameters) {
-  const DeviceSpec d = load_device("host-cpu");
+  const DeviceSpec d = load_device("host-cpu-reference");
   CalibrationResult r = calibrate(d, synthetic(truth_device(), 70, 0.03, 5));
   std::vector<std::string> fitted;
   for (const auto& p : r.parameters) fitted.push_back(p.name);
@@ -302,7 +302,7 @@ TEST(Calibrate, OldRecordsWithoutTheCpuFeaturesHoldTheirTerms) {
   // flops_transcendental = 0, as records written before them are read):
   // contraction_call_us, e_transcendental and the step terms have no
   // support and keep their priors.
-  const DeviceSpec prior = load_device("host-cpu");
+  const DeviceSpec prior = load_device("host-cpu-reference");
   CalibrationResult r = calibrate(prior, synthetic(truth_device(), 140, 0.02, 13));
   int seen = 0;
   for (const auto& p : r.parameters)
@@ -325,7 +325,7 @@ TEST(Calibrate, OldRecordsWithoutTheCpuFeaturesHoldTheirTerms) {
 TEST(Calibrate, RefusesTooFewMeasurements) {
   auto s = synthetic(truth_device(), 4, 0.05, 1);
   try {
-    calibrate(load_device("host-cpu"), s, {.min_support = 1});
+    calibrate(load_device("host-cpu-reference"), s, {.min_support = 1});
     FAIL() << "expected a refusal";
   } catch (const DegenerateParameter& e) {
     EXPECT_NE(std::string(e.what()).find("too few measurements"), std::string::npos) << e.what();
@@ -356,14 +356,14 @@ TEST(Calibrate, TuneHoldsTheLeastExercisedParametersWhenMeasurementsAreFew) {
   }
   std::string named;
   try {
-    calibrate(load_device("host-cpu"), s);
+    calibrate(load_device("host-cpu-reference"), s);
     FAIL() << "expected a refusal";
   } catch (const DegenerateParameter& e) {
     EXPECT_NE(std::string(e.what()).find("too few measurements: 8 for 7"), std::string::npos) << e.what();
     named = e.parameter;
   }
   EXPECT_EQ(named, "pool_step_ns");  // all equally exercised: the last column
-  Recalibration r = recalibrate(load_device("host-cpu"), s);
+  Recalibration r = recalibrate(load_device("host-cpu-reference"), s);
   ASSERT_TRUE(r.fitted) << r.note;
   ASSERT_FALSE(r.held.empty());
   EXPECT_EQ(r.held.front(), "pool_step_ns");
@@ -387,7 +387,7 @@ std::vector<CalibrationSample> collinear_compute_samples() {
 TEST(Calibrate, RefusesRankDeficientMeasurementsNamingTheParameter) {
   const std::vector<CalibrationSample> s = collinear_compute_samples();
   try {
-    calibrate(load_device("host-cpu"), s);
+    calibrate(load_device("host-cpu-reference"), s);
     FAIL() << "expected a refusal";
   } catch (const Error& e) {
     std::string m = e.what();
@@ -401,7 +401,7 @@ TEST(Calibrate, RefusesRankDeficientMeasurementsNamingTheParameter) {
 // its prior by tune's recalibration and the others are still fitted.
 TEST(Calibrate, TuneHoldsTheUnidentifiedParameterAndFitsTheRest) {
   const std::vector<CalibrationSample> s = collinear_compute_samples();
-  const DeviceSpec prior = load_device("host-cpu");
+  const DeviceSpec prior = load_device("host-cpu-reference");
   std::string named;
   try {
     calibrate(prior, s);
@@ -428,7 +428,7 @@ TEST(Calibrate, RefusesWhenEveryParameterIsHeld) {
   o.hold = {"launch_us", "caches[L1].bw_GBps", "caches[L2].bw_GBps", "caches[L3].bw_GBps", "caches[DRAM].bw_GBps",
             "dram_bw_GBps", "spill_penalty", "e_contraction", "e_cmp"};
   try {
-    calibrate(load_device("host-cpu"), s, o);
+    calibrate(load_device("host-cpu-reference"), s, o);
     FAIL() << "expected a refusal";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("nothing to fit"), std::string::npos) << e.what();
@@ -438,13 +438,13 @@ TEST(Calibrate, RefusesWhenEveryParameterIsHeld) {
 TEST(Calibrate, RefusesNonPositiveTimes) {
   auto s = synthetic(truth_device(), 40, 0.05, 2);
   s[5].measured_us = 0;
-  EXPECT_THROW(calibrate(load_device("host-cpu"), s), Error);
+  EXPECT_THROW(calibrate(load_device("host-cpu-reference"), s), Error);
 }
 
 TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
-  for (const std::string dev : {"host-cpu", "h200", "host-cpu+calls"}) {
-    DeviceSpec d = load_device(dev == "host-cpu+calls" ? "host-cpu" : dev);
-    if (dev == "host-cpu+calls")  // the CPU terms too
+  for (const std::string dev : {"host-cpu-reference", "h200", "host-cpu-reference+calls"}) {
+    DeviceSpec d = load_device(dev == "host-cpu-reference+calls" ? "host-cpu-reference" : dev);
+    if (dev == "host-cpu-reference+calls")  // the CPU terms too
       d.cpu->contraction_call_us = 2.5, d.cpu->e_transcendental = 0.04, d.cpu->reduce_step_ns = 0.5,
       d.cpu->select_step_ns = 1.2, d.cpu->pool_step_ns = 2, d.cpu->source_read_us = 0.3,
       d.cpu->contraction_GFLOPs = {50, 60, 10, 20, 5, 40, 45, 30};
@@ -466,7 +466,7 @@ TEST(Calibrate, FeaturesReproduceTheCostModelOnEveryExampleGroup) {
 }
 
 TEST(Calibrate, CalibratedDeviceRoundTripsAndDrivesTheSearch) {
-  CalibrationResult r = calibrate(load_device("host-cpu"), synthetic(truth_device(), 70, 0.03, 5));
+  CalibrationResult r = calibrate(load_device("host-cpu-reference"), synthetic(truth_device(), 70, 0.03, 5));
   auto path = std::filesystem::temp_directory_path() / ("fuseplan-cal-" + std::to_string(::getpid()) + ".json");
   write_device_file(r.device, path.string());
   DeviceSpec back = load_device(path.string());

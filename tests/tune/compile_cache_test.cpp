@@ -43,7 +43,7 @@ TEST(TuneCompileCache, APlanSharingKernelsCompilesOnlyItsNewKernels) {
   ImportOptions io;
   io.batch = 3;
   const Graph g = import_model(model, io);
-  const DeviceSpec d = load_device("host-cpu");
+  const DeviceSpec d = load_device("host-cpu-reference");
   const Plan unfused = search(g, d, "unfused", {});
   ASSERT_EQ(unfused.groups.size(), 6u);
   // The same partition with the last two kernels merged: kernels 0..3 are

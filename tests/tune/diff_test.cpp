@@ -8,7 +8,7 @@
 // compute-bound (x, a graph input, is priced at DRAM 40 GB/s: 26 µs;
 // the chain's 64 recomputations are priced at 143 µs), so they cost more than the
 // launch plus the 16 KiB round trip of t2: t2 -> y is kept (unprofitable,
-// negative delta_us). The device is pinned here (the host-cpu figures of
+// negative delta_us). The device is pinned here (the host-cpu-reference figures of
 // 2026-11-29, DRAM raised from 4 to 40 GB/s so that reading x does not hide
 // the recomputation) so a re-probe cannot move it.
 #include <gtest/gtest.h>
@@ -36,10 +36,10 @@ flip (float[N, 4096] x, float[4096] s) => (float[N, 4096] y) {
 })";
 
 // A CPU device with fixed figures: 2 cores, 84 GFLOP/s FP32, L1/L2/L3/DRAM
-// triad bandwidths 220/94/7.4 GB/s (host-cpu, measured by fuseplan probe on
+// triad bandwidths 220/94/7.4 GB/s (host-cpu-reference, measured by fuseplan probe on
 // 2026-11-29), DRAM 40 GB/s (see above), 36 µs dispatch.
 DeviceSpec pinned_cpu(const std::string& dir, double launch_us = 36.0, const std::string& name = "pinned-cpu") {
-  auto j = nlohmann::json::parse(device_to_json(load_device("host-cpu")));
+  auto j = nlohmann::json::parse(device_to_json(load_device("host-cpu-reference")));
   j["name"] = name;
   j["dram_bw_GBps"] = 40.0;
   j["caches"] = nlohmann::json::array({{{"name", "L1"}, {"bytes", 49152.0}, {"bw_GBps", 220.0}},

@@ -58,7 +58,7 @@ TEST(Dispatch, BoundaryAtTheTunedSizeWhenPredictionsNeverCross) {
 TEST(Dispatch, RoundTripsThroughJson) {
   Dispatch d = build_dispatch(tuned({{1, "A"}, {64, "B"}}), linear_model);
   d.model_path = "m.onnxtxt";
-  d.device = "host-cpu";
+  d.device = "host-cpu-reference";
   d.strategy = "cost";
   Dispatch back = dispatch_from_json(dispatch_to_json(d));
   EXPECT_EQ(dispatch_to_json(back), dispatch_to_json(d));

@@ -58,7 +58,7 @@ TEST(TuneInterrupt, StopDuringCompileKillsTheCompilerAndKeepsFinishedBatchSizes)
   // ^C half a second into batch 2's compile; a phase-boundary check alone
   // would see it only after the 120 s "compile".
   auto stop = [&] { return measuring_b2 && Clock::now() - *measuring_b2 > std::chrono::milliseconds(500); };
-  TuneResult r = tune({model, {}, ""}, load_device("host-cpu"), o, dir + "/out", progress, stop);
+  TuneResult r = tune({model, {}, ""}, load_device("host-cpu-reference"), o, dir + "/out", progress, stop);
   ASSERT_TRUE(measuring_b2.has_value());
   const double stopped_after_s = std::chrono::duration<double>(Clock::now() - *measuring_b2).count();
 
@@ -90,7 +90,7 @@ TEST(TuneInterrupt, RunStopsBetweenKernelCalls) {
   ImportOptions io;
   io.batch = 2;
   const Graph g = import_model(model, io);
-  const Plan plan = search(g, load_device("host-cpu"), "unfused", {});
+  const Plan plan = search(g, load_device("host-cpu-reference"), "unfused", {});
   ASSERT_EQ(plan.groups.size(), 4u);
   RunOptions ro;
   ro.repeat = 3;

@@ -15,7 +15,7 @@ TEST(TunePlanMeasurer, MinTimeReachesTheRunAndTheRunIsCachedPerPartition) {
   ImportOptions io;
   io.dims = {{"N", 4}};
   Graph g = import_onnx_text(test::kTinyModel, io, "tiny");
-  Plan plan = search(g, load_device("host-cpu"), "unfused");
+  Plan plan = search(g, load_device("host-cpu-reference"), "unfused");
   RunOptions o;
   o.repeat = 2;
   o.min_time_s = 0.05;
@@ -51,7 +51,7 @@ TEST(TunePlanMeasurer, DuelRunsBothPlansInTurnAndReportsTheVerdict) {
   ImportOptions io;
   io.dims = {{"N", 4}};
   Graph g = import_onnx_text(test::kTinyModel, io, "tiny");
-  Plan a = search(g, load_device("host-cpu"), "unfused"), b = search(g, load_device("host-cpu"), "cost");
+  Plan a = search(g, load_device("host-cpu-reference"), "unfused"), b = search(g, load_device("host-cpu-reference"), "cost");
   RunOptions o;
   o.repeat = 2;
   PlanMeasurer m(o);

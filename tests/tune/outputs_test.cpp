@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const DeviceSpec& cpu() {
-  static DeviceSpec d = load_device("host-cpu");
+  static DeviceSpec d = load_device("host-cpu-reference");
   return d;
 }
 
@@ -161,7 +161,7 @@ TEST(TuneCli, TuneAndCompareMeasureRunEndToEnd) {
   const std::string dir = test::fresh_dir("cli");
   const std::string model = test::write_model(dir, "tiny.onnxtxt", test::kTinyModel);
   std::string err;
-  EXPECT_EQ(run_program({FUSEPLAN_BINARY, "tune", model, "--device", "host-cpu", "--batch", "1,8", "--measure",
+  EXPECT_EQ(run_program({FUSEPLAN_BINARY, "tune", model, "--device", "host-cpu-reference", "--batch", "1,8", "--measure",
                          "--repeat", "1", "--no-peers", "-o", dir + "/out"},
                         &err),
             0)
@@ -170,7 +170,7 @@ TEST(TuneCli, TuneAndCompareMeasureRunEndToEnd) {
   for (const char* f : {"plan-b1.json", "plan-b8.json", "dispatch.json", "summary.md", "diff.md", "trace-b8.json"})
     EXPECT_TRUE(fs::exists(dir + "/out/" + f)) << f;
   if (!have_program("gnuplot")) GTEST_SKIP() << "gnuplot not installed: compare --measure not run";
-  EXPECT_EQ(run_program({FUSEPLAN_BINARY, "compare", model, "--device", "host-cpu", "--batch", "1", "--strategies",
+  EXPECT_EQ(run_program({FUSEPLAN_BINARY, "compare", model, "--device", "host-cpu-reference", "--batch", "1", "--strategies",
                          "unfused,cost", "--measure", "--repeat", "1", "--chart", dir + "/chart.svg"},
                         &err),
             0)

@@ -111,7 +111,7 @@ TEST(ResourceOracle, CostUsesTheMeasurementOnlyWhileInstalled) {
     EXPECT_TRUE(cost(g, chain, d).measured);
   }
   EXPECT_FALSE(cost(g, h, d).measured);  // uninstalled again
-  DeviceSpec cpu = load_device("host-cpu");
+  DeviceSpec cpu = load_device("host-cpu-reference");
   ScopedResourceOracle s(fake, OracleUse::every_group);
   EXPECT_FALSE(cost(g, chain, cpu).measured);  // GPU devices only
 }
@@ -205,7 +205,7 @@ TEST(ResourceOracle, CliMeasureRegistersChangesThePlan) {
   for (const auto& grp : ja["groups"]) EXPECT_TRUE(grp["cost"]["regs_measured"].is_null());
   EXPECT_TRUE(std::filesystem::exists(dir / "meas.resources.md"));
   // A CPU device has no NVRTC measurement: one-line error, exit 2.
-  EXPECT_EQ(run_cli("search '" + model + "' --device host-cpu --measure-registers"), 2);
+  EXPECT_EQ(run_cli("search '" + model + "' --device host-cpu-reference --measure-registers"), 2);
 }
 
 }  // namespace
