@@ -263,7 +263,8 @@ TEST(CliReliability, A250ChainIsOneKernelAndAUserCapCutIsExplained) {
   Result r = fuseplan({"search", model, "--device", "host-cpu-reference", "-o", dir + "/one.json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find(": 1 kernels (unfused 250)"), std::string::npos) << r.out;
-  Result run = fuseplan({"run", model, "--plan", dir + "/one.json", "--verify", "--repeat", "1"});
+  Result run = fuseplan(
+      {"run", model, "--plan", dir + "/one.json", "--device", "host-cpu-reference", "--verify", "--repeat", "1"});
   ASSERT_EQ(run.code, 0) << run.err;
   r = fuseplan({"search", model, "--device", "host-cpu-reference", "--max-group-size", "100", "-o", dir + "/capped.json"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -264,7 +264,7 @@ TEST(Blockers, CompileTimeAndGroupSizeCapAKernelsPrimitives) {
   EXPECT_EQ(over.blocker, Blocker::compile_time);
   // 5.2e-4·781 + 1.54e-7·781² = 0.500054 s
   EXPECT_EQ(over.reason, "merging 'a' and 'b' makes a kernel of 781 primitives: ~0.50 s to compile with GCC 12 (CPU "
-                         "backend flags), over the 0.50 s budget per kernel (780 primitives on host-cpu)");
+                         "backend flags), over the 0.50 s budget per kernel (780 primitives on host-cpu-reference)");
   EXPECT_TRUE(check_group_size(2896, h100(), 0, "x").ok());
   EXPECT_EQ(check_group_size(2897, h100(), 0, "x").blocker, Blocker::compile_time);
   const FusionDecision user = check_group_size(101, cpu, 100, "merging 'a' and 'b'");
