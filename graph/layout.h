@@ -32,7 +32,7 @@ namespace fuseplan {
 /// it dispatches to: 16 (nChw16c, jit:avx512_core) where the CPU has
 /// AVX-512 F, BW, VL and DQ (oneDNN's avx512_core), 8 (nChw8c, jit:avx2)
 /// otherwise. On a Zen 4 core oneDNN runs nChw8c through its AVX2 kernels
-/// and reorders to 16c wherever it picks the AVX-512 ones: 6-40% slower per
+/// and reorders to 16c wherever it picks the AVX-512 ones: 7-68% slower per
 /// conv (docs/layouts.md). The environment variable FUSEPLAN_CHANNEL_BLOCK=8
 /// or 16 overrides it (to compare both on one machine); any other value
 /// throws Error.
