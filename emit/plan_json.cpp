@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costmodel/compile_time.h"
 #include "graph/layout.h"
 #include "support/format.h"
 
@@ -230,6 +231,15 @@ Plan load_plan(const std::string& text, const Graph& g, const DeviceSpec& d, con
   const nlohmann::json j = parse_plan(text);
   try {
     const std::vector<std::vector<std::string>> group_names = checked_groups(j);
+    // Every searched kernel stays within its compile-time budget; a larger
+    // group (an edited plan) would overflow the emitters' stack, which
+    // recurses once per chained primitive (8000 did).
+    const std::size_t budget = compile_time_max_primitives(d);
+    for (std::size_t i = 0; i < group_names.size(); ++i)
+      if (group_names[i].size() > budget)
+        bad("group " + std::to_string(i) + " holds " + std::to_string(group_names[i].size()) +
+            " primitives, over the compile-time budget of " + std::to_string(budget) + " per kernel on " + d.name +
+            " (docs/cost-model.md, \"Compile time\")");
     // Types first, so an edited value is named ("type must be number, but
     // is string" said neither the field nor the plan's key).
     if (j.contains("model") && j["model"].is_object() && j["model"].contains("sha256") &&

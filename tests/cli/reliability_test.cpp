@@ -281,5 +281,24 @@ TEST(CliReliability, A250ChainIsOneKernelAndAUserCapCutIsExplained) {
   EXPECT_GE(cuts, 2) << e.out;  // 250 primitives in kernels of at most 100
 }
 
+// A plan edited to hold one group past the compile-time budget (781+
+// primitives on a CPU device) is refused by name; the emitters recurse once
+// per chained primitive, and an 8000-primitive group overflowed their stack.
+TEST(CliReliability, AGroupPastTheCompileTimeBudgetIsRefused) {
+  const std::string dir = fresh_dir("chain-budget");
+  const std::string model = chain_model(dir, 1000);
+  const std::string plan = dir + "/p.json";
+  Result r = fuseplan({"search", model, "--device", "host-cpu-reference", "-o", plan});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(slurp(plan));
+  ASSERT_EQ(j["groups"].size(), 2u);
+  for (const auto& n : j["groups"][1]["nodes"]) j["groups"][0]["nodes"].push_back(n);
+  j["groups"].erase(1);
+  std::ofstream(dir + "/merged.json") << j.dump();
+  expect_refused(fuseplan({"run", model, "--plan", dir + "/merged.json", "--device", "host-cpu-reference"}),
+                 "malformed plan: group 0 holds 1000 primitives, over the compile-time budget of 780 per kernel on "
+                 "host-cpu-reference");
+}
+
 }  // namespace
 }  // namespace fuseplan::test
