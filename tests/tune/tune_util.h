@@ -9,6 +9,7 @@
 #include <string>
 
 #include "support/files.h"
+#include "tests/scoped_env.h"
 
 namespace fuseplan::test {
 
@@ -19,25 +20,6 @@ inline std::string fresh_dir(const std::string& name) {
   std::filesystem::create_directories(dir);
   return dir.string();
 }
-
-/// Sets an environment variable for one scope, restoring the old value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* v = std::getenv(name)) old_ = v;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 /// Writes `text` as dir/name and returns the path.
 inline std::string write_model(const std::string& dir, const std::string& name, const std::string& text) {
