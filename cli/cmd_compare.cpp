@@ -1,12 +1,16 @@
 // fuseplan compare MODEL... --device D --batch 1,8,64 [--strategies LIST|all]
 //                  [--dim N=V ...] [--time-limit S] [--csv FILE] [--json]
-//                  [--measure [--repeat K] [--chart FILE.svg]]
+//                  [--measure [--repeat K] [--rounds R] [--chart FILE.svg]]
 // One row per model × batch × strategy: kernels, bytes, predicted µs,
 // speedup over unfused, search time; `*` marks the best plan of each
 // model × batch. CSV and JSON files are written atomically. --measure also
 // runs every distinct plan on the CPU backend (tune's PlanMeasurer) and draws
-// the measured times as a gnuplot bar chart.
+// the measured times as a gnuplot bar chart. --rounds R measures the
+// distinct plans of each model × batch in R interleaved rounds and ranks
+// them (tune/ranking.h): Spearman of predicted against measured time, the
+// measured best, and whether `cost` measured best, tied or behind.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <sstream>
 
@@ -15,7 +19,9 @@
 #include "cli/common.h"
 #include "support/files.h"
 #include "tune/chart.h"
+#include "support/stats.h"
 #include "tune/measure.h"
+#include "tune/ranking.h"
 #include "search/strategy.h"
 
 namespace fuseplan::cli {
@@ -32,6 +38,7 @@ struct CompareArgs {
   bool json = false;
   bool measure = false;
   int repeat = 3;
+  int rounds = 0;  // --measure: interleaved rounds over the distinct plans; 0 = each plan once
   std::string chart = "compare.svg";
 };
 
@@ -41,8 +48,54 @@ struct Row {
   Plan plan;
   double speedup = 1;
   bool best = false;
-  double measured_us = -1;  // --measure
+  double measured_us = -1;  // --measure: the median over rounds
+  double measured_iqr_us = -1;  // --rounds: p75 − p25 of the rounds
 };
+
+struct RankRow {
+  std::string model;
+  int64_t batch = 0;
+  std::vector<std::string> plans;  // strategies per distinct plan
+  Ranking ranking;
+  double load_before = 0, load_after = 0;
+};
+
+std::string nan_text(double v, int precision) { return std::isnan(v) ? "-" : fmt(v, precision); }
+
+// Measures the distinct partitions among rows[first, end) in interleaved
+// rounds and ranks them; fills each row's median and IQR.
+RankRow rank_rows(std::vector<Row>& rows, std::size_t first, const Graph& g, PlanMeasurer& measurer, int rounds) {
+  std::vector<std::string> keys;
+  std::vector<const Plan*> plans;
+  std::vector<RankedPlan> ranked;
+  std::vector<std::size_t> of_row;
+  for (std::size_t i = first; i < rows.size(); ++i) {
+    const std::string key = partition_key(g, rows[i].plan);
+    auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end()) {
+      keys.push_back(key);
+      plans.push_back(&rows[i].plan);
+      ranked.push_back({rows[i].plan.strategy, rows[i].plan.totals.predicted_us, {}});
+      of_row.push_back(keys.size() - 1);
+    } else {
+      ranked[it - keys.begin()].strategies += "," + rows[i].plan.strategy;
+      of_row.push_back(static_cast<std::size_t>(it - keys.begin()));
+    }
+  }
+  const Interleaved s = measurer.interleave(g, plans, rounds, rounds);
+  RankRow rr{rows[first].model, rows[first].batch, {}, {}, s.load_before, s.load_after};
+  for (std::size_t k = 0; k < ranked.size(); ++k) {
+    ranked[k].measured_us = s.us[k];
+    rr.plans.push_back(ranked[k].strategies);
+  }
+  for (std::size_t i = first; i < rows.size(); ++i) {
+    const auto& us = s.us[of_row[i - first]];
+    rows[i].measured_us = median(us);
+    rows[i].measured_iqr_us = quantile(us, 0.75) - quantile(us, 0.25);
+  }
+  rr.ranking = rank_plans(ranked);
+  return rr;
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -63,7 +116,9 @@ std::string to_csv(const std::vector<Row>& rows) {
   return os.str();
 }
 
-std::string to_json(const std::vector<Row>& rows, const std::string& device) {
+nlohmann::json json_number(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
+
+std::string to_json(const std::vector<Row>& rows, const std::vector<RankRow>& ranks, const std::string& device) {
   nlohmann::json j;
   j["device"] = device;
   j["rows"] = nlohmann::json::array();
@@ -80,6 +135,24 @@ std::string to_json(const std::vector<Row>& rows, const std::string& device) {
                          {"status", r.plan.status}});
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (rows[i].measured_us >= 0) j["rows"][i]["measured_us"] = rows[i].measured_us;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].measured_iqr_us >= 0) j["rows"][i]["measured_iqr_us"] = rows[i].measured_iqr_us;
+  if (!ranks.empty()) {
+    j["rankings"] = nlohmann::json::array();
+    for (const auto& r : ranks) {
+      const Ranking& k = r.ranking;
+      j["rankings"].push_back({{"model", r.model},
+                               {"batch", r.batch},
+                               {"plans", r.plans},
+                               {"spearman", json_number(k.spearman)},
+                               {"predicted_best", r.plans[k.predicted_best]},
+                               {"measured_best", r.plans[k.measured_best]},
+                               {"cost_verdict", k.verdict},
+                               {"cost_behind_pct", k.behind_pct},
+                               {"load_before", r.load_before},
+                               {"load_after", r.load_after}});
+    }
+  }
   return j.dump(2) + "\n";
 }
 
@@ -98,6 +171,7 @@ void run_compare(const CompareArgs& a) {
   SearchOptions o;
   o.time_limit_s = a.time_limit_s;
   std::vector<Row> rows;
+  std::vector<RankRow> ranks;
   RunOptions ro;
   ro.repeat = a.repeat;
   PlanMeasurer measurer(ro);
@@ -111,9 +185,11 @@ void run_compare(const CompareArgs& a) {
       for (const auto& s : names) {
         Row r{path, b, s == "unfused" ? base : search(lm.graph, d, s, o)};
         r.speedup = r.plan.totals.predicted_us > 0 ? base.totals.predicted_us / r.plan.totals.predicted_us : 1;
-        if (a.measure) r.measured_us = measurer.measure(lm.graph, r.plan, path + "@b" + std::to_string(b)).measured_us;
+        if (a.measure && a.rounds == 0)
+          r.measured_us = measurer.measure(lm.graph, r.plan, path + "@b" + std::to_string(b)).measured_us;
         rows.push_back(std::move(r));
       }
+      if (a.measure && a.rounds > 0) ranks.push_back(rank_rows(rows, first, lm.graph, measurer, a.rounds));
       std::size_t best = first;
       for (std::size_t i = first; i < rows.size(); ++i)
         if (rows[i].plan.totals.predicted_us < rows[best].plan.totals.predicted_us) best = i;
@@ -138,7 +214,7 @@ void run_compare(const CompareArgs& a) {
     }
   }
   if (a.json) {
-    std::cout << to_json(rows, d.name);
+    std::cout << to_json(rows, ranks, d.name);
     return;
   }
   std::vector<std::vector<std::string>> table;
@@ -153,8 +229,26 @@ void run_compare(const CompareArgs& a) {
     header.push_back("measured_us");
     for (std::size_t i = 0; i < rows.size(); ++i) table[i].push_back(fmt(rows[i].measured_us, 1));
   }
+  if (!ranks.empty()) {
+    header.push_back("iqr_us");
+    for (std::size_t i = 0; i < rows.size(); ++i) table[i].push_back(fmt(rows[i].measured_iqr_us, 1));
+  }
   std::cout << "device " << d.name << " (* = best predicted plan per model and batch)\n"
             << format_table(header, table);
+  if (!ranks.empty()) {
+    std::vector<std::vector<std::string>> rt;
+    for (const auto& r : ranks) {
+      const Ranking& k = r.ranking;
+      rt.push_back({r.model.substr(r.model.find_last_of('/') + 1), r.batch ? std::to_string(r.batch) : "-",
+                    std::to_string(k.plans), nan_text(k.spearman, 2), r.plans[k.predicted_best],
+                    r.plans[k.measured_best], k.verdict.empty() ? "-" : k.verdict, fmt(k.behind_pct, 1),
+                    fmt(r.load_before, 2) + " -> " + fmt(r.load_after, 2)});
+    }
+    std::cout << "\nranking (" << a.rounds << " interleaved rounds per distinct plan; cost tied = IQRs overlap)\n"
+              << format_table({"model", "batch", "plans", "spearman", "predicted best", "measured best", "cost",
+                               "behind %", "load"},
+                              rt);
+  }
   if (!a.csv.empty()) std::cout << "wrote " << a.csv << "\n";
   if (a.measure && chart_error.empty()) std::cout << "wrote " << a.chart << "\n";
 }
@@ -181,8 +275,16 @@ void add_compare(CLI::App& app) {
   cmd->add_flag("--json", a->json, "print the table as JSON");
   cmd->add_flag("--measure", a->measure, "also run every plan on the CPU backend and chart measured times (gnuplot SVG)");
   cmd->add_option("--repeat", a->repeat, "--measure: timed repetitions per plan (median)")->capture_default_str();
+  cmd->add_option("--rounds", a->rounds,
+                  "interleaved rounds (implies --measure) over each model x batch's distinct plans, then rank them "
+                  "(Spearman, measured best, cost's verdict); 0 = each plan measured once")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
   cmd->add_option("--chart", a->chart, "--measure: bar chart SVG to write")->capture_default_str()->check(file_name());
-  cmd->callback([a] { run_compare(*a); });
+  cmd->callback([a] {
+    a->measure = a->measure || a->rounds > 0;  // ranking needs measurements
+    run_compare(*a);
+  });
 }
 
 }  // namespace fuseplan::cli

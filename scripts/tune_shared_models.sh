@@ -20,18 +20,7 @@ read -r -a extra <<< "${TUNE_ARGS:---repeat 3 --rounds 2 --peer-time-limit 5}"
 models=../shared/models/onnx
 mkdir -p "$out"
 
-# The dims each model needs beyond --batch (as tests/shared_models.h).
-dims() {
-  case "$1" in
-    *roberta*) echo "--dim seq_len=128" ;;
-    *t5-encoder* | *distilbert*) echo "--dim sequence=128" ;;
-    *gpt2-*) echo "--dim input1_dynamic_axes_2=1 --dim input1_dynamic_axes_3=128" ;;
-    *fcn-resnet*) echo "--dim height=224 --dim width=224" ;;
-    *tiny-yolov3*) echo "--dim input_1:2=416 --dim input_1:3=416" ;;
-    *gpt2_tiny*) echo "--dim seq_len=16 --dim past_seq_len=16 --dim total_seq_len=32" ;;
-    *attention_head*) echo "--dim sequence_len=100 --dim batch=100" ;;
-  esac
-}
+. scripts/model_dims.sh
 
 # Roughly by work at batch 1, smallest first, so a time limit cuts the big ones.
 order="mnist_wonnx trt_residual_block trt_attention_head gpt2_tiny_ortfused_genai distilbert_tiny_optimum
@@ -51,7 +40,7 @@ for m in $order; do
   if [ -z "${REPORT_ONLY:-}" ]; then
     # shellcheck disable=SC2046
     timeout -s INT -k 30 "$limit" "$fuseplan" tune "$f" --device "$device" --batch "$batches" --measure \
-      $(dims "$m") "${extra[@]}" --no-svg -o "$out/$m" > "$out/$m.log" 2>&1
+      $(model_dims "$m") "${extra[@]}" --no-svg -o "$out/$m" > "$out/$m.log" 2>&1
     rc=$?
   fi
   wall=$(( $(date +%s) - start ))

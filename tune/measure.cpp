@@ -58,18 +58,31 @@ std::string Duel::summary() const {
   return buf;
 }
 
-Duel PlanMeasurer::duel(const Graph& g, const Plan& a, const Plan& b, int min_rounds, int max_rounds) {
+Interleaved PlanMeasurer::interleave(const Graph& g, const std::vector<const Plan*>& plans, int min_rounds,
+                                     int max_rounds, const std::function<bool(const Interleaved&)>& settled) {
   RunOptions o = opts_;
   o.verify = false;
-  Duel d;
-  d.load_before = load_average_1min();
+  Interleaved s;
+  s.us.resize(plans.size());
+  s.load_before = load_average_1min();
   for (int r = 0; r < max_rounds; ++r) {
-    d.a_us.push_back(run_plan(g, a, o).measured_us);
-    d.b_us.push_back(run_plan(g, b, o).measured_us);
-    runs_ += 2;
-    if (r + 1 >= min_rounds && (d.verdict = separate(d.a_us, d.b_us)) != Verdict::tie) break;
+    for (std::size_t i = 0; i < plans.size(); ++i) s.us[i].push_back(run_plan(g, *plans[i], o).measured_us);
+    runs_ += static_cast<int>(plans.size());
+    if (r + 1 >= min_rounds && settled && settled(s)) break;
   }
-  d.load_after = load_average_1min();
+  s.load_after = load_average_1min();
+  return s;
+}
+
+Duel PlanMeasurer::duel(const Graph& g, const Plan& a, const Plan& b, int min_rounds, int max_rounds) {
+  Interleaved s = interleave(g, {&a, &b}, min_rounds, max_rounds,
+                             [](const Interleaved& x) { return separate(x.us[0], x.us[1]) != Verdict::tie; });
+  Duel d;
+  d.verdict = separate(s.us[0], s.us[1]);
+  d.a_us = std::move(s.us[0]);
+  d.b_us = std::move(s.us[1]);
+  d.load_before = s.load_before;
+  d.load_after = s.load_after;
   return d;
 }
 

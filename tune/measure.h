@@ -3,6 +3,7 @@
 // plan on another device or graph, and the Chrome trace of a measured run.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +40,15 @@ struct Duel {
   std::string summary() const;
 };
 
+/// Several plans measured in interleaved rounds: each round runs every plan
+/// once, in the order given, fresh (not cached). us[i] holds plan i's
+/// whole-plan times (RunResult::measured_us, µs), one per round.
+struct Interleaved {
+  std::vector<std::vector<double>> us;
+  double load_before = 0, load_after = 0;  // 1-minute load average
+  int rounds() const { return us.empty() ? 0 : static_cast<int>(us.front().size()); }
+};
+
 /// Runs plans on the CPU backend, each distinct partition once per graph.
 class PlanMeasurer {
  public:
@@ -50,6 +60,10 @@ class PlanMeasurer {
   /// Runs a and b in turn, fresh (not cached), `min_rounds` rounds, then
   /// more until separate() tells them apart or `max_rounds` are done.
   Duel duel(const Graph& g, const Plan& a, const Plan& b, int min_rounds = 5, int max_rounds = 15);
+  /// Runs `plans` in interleaved rounds: `min_rounds`, then more until
+  /// `settled` says so or `max_rounds` are done (no `settled`: max_rounds).
+  Interleaved interleave(const Graph& g, const std::vector<const Plan*>& plans, int min_rounds, int max_rounds,
+                         const std::function<bool(const Interleaved&)>& settled = {});
 
  private:
   RunOptions opts_;

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -238,6 +240,38 @@ TEST(CliCompare, AFailingGnuplotCostsTheChartOnlyWithOneWarning) {
   EXPECT_TRUE(fs::exists(dir + "/c.csv"));
   EXPECT_FALSE(fs::exists(dir + "/c.svg"));
   EXPECT_NE(r.out.find("cost *"), std::string::npos) << r.out;  // the table is printed
+}
+
+// compare --rounds: the distinct plans measured in interleaved rounds (each
+// row carries its median and IQR) and one ranking per model x batch; plans
+// sharing a partition are ranked once under both strategy names.
+TEST(CliCompare, RoundsRankTheDistinctPlans) {
+  const std::string dir = fresh_dir("rounds");
+  const std::string model = write(dir, "tiny.onnxtxt", kTiny);
+  Result r = fuseplan({"compare", model, "--device", "host-cpu-reference", "--batch", "1", "--strategies",
+                       "unfused,cost,xla,tvm", "--rounds", "3", "--repeat", "1", "--chart", dir + "/c.svg", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (const auto& row : j["rows"]) {
+    EXPECT_GT(row["measured_us"].get<double>(), 0) << row.dump();
+    EXPECT_GE(row["measured_iqr_us"].get<double>(), 0) << row.dump();
+  }
+  ASSERT_EQ(j["rankings"].size(), 1u);
+  const auto& k = j["rankings"][0];
+  std::set<std::string> listed;
+  std::size_t named = 0;
+  for (const auto& p : k["plans"]) {
+    std::stringstream in(p.get<std::string>());
+    for (std::string s; std::getline(in, s, ',');) listed.insert(s), ++named;
+  }
+  EXPECT_EQ(named, 4u);  // every strategy in exactly one distinct plan
+  EXPECT_EQ(listed, (std::set<std::string>{"unfused", "cost", "xla", "tvm"}));
+  EXPECT_LT(k["plans"].size(), 4u);  // the tiny model's fused strategies agree on a partition
+  const std::string verdict = k["cost_verdict"];
+  EXPECT_TRUE(verdict == "best" || verdict == "tied" || verdict == "behind") << verdict;
+  EXPECT_GE(k["cost_behind_pct"].get<double>(), 0);
+  EXPECT_EQ(verdict == "best", k["cost_behind_pct"].get<double>() == 0);
 }
 
 // emit checks every option before it creates its folder, and replaces an

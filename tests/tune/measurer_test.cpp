@@ -66,5 +66,30 @@ TEST(TunePlanMeasurer, DuelRunsBothPlansInTurnAndReportsTheVerdict) {
   EXPECT_GE(d.load_before, 0);
 }
 
+// interleave(): every plan once per round, in order; min_rounds first, then
+// rounds until `settled` says so, at most max_rounds.
+TEST(TunePlanMeasurer, InterleaveRunsEveryPlanPerRoundUntilSettled) {
+  ImportOptions io;
+  io.dims = {{"N", 4}};
+  Graph g = import_onnx_text(test::kTinyModel, io, "tiny");
+  const DeviceSpec d = load_device("host-cpu-reference");
+  Plan a = search(g, d, "unfused"), b = search(g, d, "cost"), c = search(g, d, "xla");
+  RunOptions o;
+  o.repeat = 1;
+  PlanMeasurer m(o);
+  int asked = 0;
+  const Interleaved s = m.interleave(g, {&a, &b, &c}, 2, 5, [&](const Interleaved& x) {
+    ++asked;
+    return x.rounds() == 3;  // settled after the third round
+  });
+  ASSERT_EQ(s.us.size(), 3u);
+  for (const auto& series : s.us) EXPECT_EQ(series.size(), 3u);
+  EXPECT_EQ(asked, 2);  // asked after rounds 2 and 3, never before min_rounds
+  EXPECT_EQ(m.runs(), 9);
+  const Interleaved all = m.interleave(g, {&a, &b}, 1, 2);  // no predicate: max_rounds
+  EXPECT_EQ(all.rounds(), 2);
+  EXPECT_EQ(m.runs(), 13);
+}
+
 }  // namespace
 }  // namespace fuseplan
