@@ -481,7 +481,9 @@ TEST(CpuProfiler, MinTimeRepeatsPastRepeatUntilTheTimeIsSpentAndNoFurtherThanThe
   const int reps = r.groups.front().repetitions;
   EXPECT_GT(reps, 3);
   EXPECT_LE(reps, RunOptions::kMaxRepeat);
-  if (reps < RunOptions::kMaxRepeat) EXPECT_GE(s, 0.05);  // stopped by the time, not by the cap
+  if (reps < RunOptions::kMaxRepeat) {
+    EXPECT_GE(s, 0.05);  // stopped by the time, not by the cap
+  }
   for (const auto& m : r.groups) EXPECT_EQ(m.repetitions, reps);  // every group once per repetition
 
   o.min_time_s = 3600;  // the cap ends it: 20000 repetitions of two ~µs kernels
