@@ -142,6 +142,11 @@ int main(int argc, char** argv) {
       {"GEMM tall 4096x768x768", false, {4096, 768}, {768, 768}, {4096, 768}},
       {"GEMM skinny 1x2048x1000", false, {1, 2048}, {2048, 1000}, {1, 1000}},
       {"GEMM batched-A 8x128x768x3072", false, {8, 128, 768}, {768, 3072}, {8, 128, 3072}},
+      // GPT-2 small / BERT-base at sequence 128: the fused QKV projection,
+      // the FFN's up and down projections.
+      {"GEMM QKV 128x768x2304", false, {128, 768}, {768, 2304}, {128, 2304}},
+      {"GEMM FFN-up 128x768x3072", false, {128, 768}, {768, 3072}, {128, 3072}},
+      {"GEMM FFN-down 128x3072x768", false, {128, 3072}, {3072, 768}, {128, 768}},
   };
   set_contraction_threads(threads);
   std::cout << "### Contractions: fuseplan (unfused plan of a one-op model) against a direct oneDNN call, "

@@ -172,6 +172,14 @@ void run(const std::string& key, Make&& make, const float* src, const float* wei
 // multiple of kPadEveryN, get kRowPad more when M < kPadBelowM.
 constexpr int64_t kPadEveryN = 1024, kPadBelowM = 512, kRowPad = 16;
 
+// Whether a conv's channels fill whole blocks of `block` for oneDNN's
+// blocked direct kernels: both sides' channel counts, and per group either
+// one channel (depthwise) or whole blocks on both sides.
+bool blocks_fit(int64_t C, int64_t M, int64_t group, int64_t block) {
+  const int64_t Cg = C / group, Mg = M / group;
+  return C % block == 0 && M % block == 0 && (group == 1 || (Cg == 1 && Mg == 1) || (Cg % block == 0 && Mg % block == 0));
+}
+
 // ------------------------------------------------------------------ matmul
 void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
             const int64_t* ys, int yr, int transA, int transB, int b_const) {
@@ -299,6 +307,7 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
   // The activations as the caller stores them: NCHW, or nChw8c / nChw16c
   // where the plan's layout assignment keeps them blocked (graph/layout.h).
   const auto blocked_tag = layout & kConvBlock16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+  const int64_t blocked_block = layout & kConvBlock16 ? 16 : 8;
   auto user = [&](const Dims& d, bool blocked) { return blocked ? memory::desc(d, kF32, blocked_tag) : plain(d); };
   const memory::desc xu = user(xd, layout & kConvXBlocked), yu = user(yd, layout & kConvYBlocked), wu(wd, kF32, wst);
   // NCHW as it is only where the gemm convolution beats blocked + reorders
@@ -322,8 +331,13 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
       [&] {
         const memory::desc any_x(xd, kF32, memory::format_tag::any), any_y(yd, kF32, memory::format_tag::any),
             any_w(wd, kF32, memory::format_tag::any);
-        const memory::desc& px = plain_nchw ? xu : any_x;
-        const memory::desc& py = plain_nchw ? yu : any_y;
+        // The blocked primitive reads and writes the blocked layout itself
+        // wherever the channels fill whole blocks (onednn.h): left to `any`,
+        // oneDNN 2.6 on avx512_core picks brgconv on NHWC, and every conv
+        // of a blocked chain paid a reorder in and out.
+        const bool blocked = (layout & kConvBlockedPrimitive) && r == 4 && blocks_fit(C, M, group, blocked_block);
+        const memory::desc px = plain_nchw ? xu : blocked ? memory::desc(xd, kF32, blocked_tag) : any_x;
+        const memory::desc py = plain_nchw ? yu : blocked ? memory::desc(yd, kF32, blocked_tag) : any_y;
         const auto prop = dnnl::prop_kind::forward_inference;
         if (transposed) {
           dnnl::deconvolution_forward::primitive_desc pd(

@@ -26,7 +26,10 @@
 //    around the call. Where the plan's layout assignment stores x or y
 //    blocked (nChw8c, or nChw16c with layout bit kConvBlock16)
 //    (graph/layout.h, the call's `layout` bits), the conv always runs
-//    blocked and that side needs no reorder.
+//    blocked, its primitive created on nChw<B>c source and destination
+//    wherever the channels fill whole blocks (not `any`: oneDNN 2.6 picks
+//    brgconv on NHWC on avx512_core, a reorder in and out of every conv of
+//    a chain; docs/layouts.md), and that side needs no reorder.
 //    Measured on a Zen 3 core, one thread (µs, NCHW gemm:jit against
 //    blocked + both reorders): 3x3 64->64 at 56x56 5873 vs 3518 + 111;
 //    1x1 256->64 at 56x56 1521 vs 1394 + 267; 1x1 128->512 at 28x28 1329

@@ -135,8 +135,10 @@ int Layouts::conv_bits(const Graph& g, NodeId conv, bool plain_buffers) const {
   const NodeId x = g.operands(conv)[0];
   const bool bx = is_blocked(x), by = is_blocked(conv);
   if (!bx && !by) return 0;
-  int bits = kConvBlockedPrimitive;
-  if (!plain_buffers) bits |= (bx ? kConvXBlocked : 0) | (by ? kConvYBlocked : 0) | (block == 16 ? kConvBlock16 : 0);
+  // The block travels with plain buffers too: the primitive runs blocked
+  // either way, in this block (exec/onednn.h).
+  int bits = kConvBlockedPrimitive | (block == 16 ? kConvBlock16 : 0);
+  if (!plain_buffers) bits |= (bx ? kConvXBlocked : 0) | (by ? kConvYBlocked : 0);
   return bits;
 }
 

@@ -47,7 +47,8 @@ void set_host_channel_block(int64_t block);
 /// convolution runs oneDNN's blocked primitive even where plain NCHW would be
 /// chosen by shape (set whenever either side is blocked, also by the
 /// reference executor, which passes plain buffers); kConvBlock16 when the
-/// blocked sides hold 16-channel blocks (nChw16c) rather than 8 (nChw8c).
+/// blocked primitive's sides hold 16-channel blocks (nChw16c) rather than 8
+/// (nChw8c), for plain buffers too.
 inline constexpr int kConvXBlocked = 1, kConvYBlocked = 2, kConvBlockedPrimitive = 4, kConvBlock16 = 8;
 
 /// Whether oneDNN's gemm convolution on NCHW activations beats the blocked
