@@ -143,7 +143,7 @@ RunResult run_plan(const Graph& g, const Plan& plan, const RunOptions& opts) {
     if (arena.has(n)) ptrs[n] = arena.at(n).data();
 
   if (opts.threads > 0)
-    reinterpret_cast<void (*)(int)>(lib->kernel("fp_set_num_threads"))(opts.threads);
+    reinterpret_cast<void (*)(int)>(reinterpret_cast<void (*)()>(lib->kernel("fp_set_num_threads")))(opts.threads);
   reinterpret_cast<void (*)(const fprt::ContractionLibrary*)>(lib->kernel("fp_bind_contractions"))(
       &onednn_contractions());
   onednn_forget_weights();  // this run's constants live at new addresses
