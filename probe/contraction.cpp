@@ -63,10 +63,11 @@ ShapeTiming time_shape(const ProbeShape& s, uint32_t seed) {
   if (s.conv) {
     const int64_t strides[2] = {s.stride, s.stride}, pads[4] = {s.pad, s.pad, s.pad, s.pad}, dil[2] = {1, 1};
     return time_calls([&] {
-      // The blocked primitive, as convolutions between blocked tensors run
-      // (graph/layout.h); the probe times the primitive, not the reorders.
+      // The blocked primitive in the host's block, as convolutions between
+      // blocked tensors run (graph/layout.h); the probe times the
+      // primitive, not the reorders.
       lib.conv(a.data(), s.a.data(), b.data(), s.b.data(), out.data(), y.data(), 2, strides, pads, dil, s.group, 0, 1,
-               kConvBlockedPrimitive);
+               kConvBlockedPrimitive | (host_channel_block() == 16 ? kConvBlock16 : 0));
     });
   }
   const int b_const = s.cls == C::matmul_batched ? 0 : 1;  // weights, except attention's second operand
