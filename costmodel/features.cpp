@@ -42,7 +42,9 @@ namespace {
 
 // Inputs, bytes read and written, and the passes of a multipass group whose
 // row fits no block (it re-reads its inputs once per reduction pass; the
-// search should not form it: reduction_barrier).
+// search should not form it: reduction_barrier). A nested reduction group
+// (search/nested_reduction.h) is no multipass: one pass, its inner results
+// in registers unless materialised.
 void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
   const Graph& g = v.g;
   // External inputs (as group_inputs(), with the view's O(1) lookup);

@@ -14,7 +14,7 @@ bool InlineExprPrinter::is_global(NodeId n) const {
   if (!kp_.members.count(n)) return true;
   for (const Stage& s : kp_.stages)
     if (s.node == n) return s.global;
-  return false;
+  return kp_.is_nested_store(n);
 }
 
 std::string InlineExprPrinter::key(NodeId n, const Coords& c) const {
@@ -44,7 +44,10 @@ std::string InlineExprPrinter::val(NodeId n, const Coords& c) {
 
 std::string InlineExprPrinter::value(NodeId n, const Coords& c, const std::string& k) {
   if (!kp_.members.count(n) || kp_.is_stage(n)) return define(n, k, load(n, c));
-  return define(n, k, compute(n, c));
+  const std::string v = kp_.nested.count(n) && traits(g_.node(n)).is_reduce() ? nested_reduce(n, c, k)
+                                                                             : define(n, k, compute(n, c));
+  if (kp_.is_nested_store(n)) store_nested(n, c, v);
+  return v;
 }
 
 std::string InlineExprPrinter::as(DType want, NodeId n, const std::string& v) {

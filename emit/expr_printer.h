@@ -40,14 +40,22 @@ class InlineExprPrinter {
   /// Expression reading n's buffer at coordinates c.
   virtual std::string load(NodeId n, const Coords& c) = 0;
   /// Value of n at c when not memoised (key = key(n, c)); default: a load
-  /// when n is produced outside the group or is a stage, else computed inline.
+  /// when n is produced outside the group or is a stage, a nested reduction
+  /// (nested_reduce) or else computed inline; a nested store is written
+  /// right after (store_nested).
   virtual std::string value(NodeId n, const Coords& c, const std::string& key);
+  /// Nested reduction n (KernelPlan::nested) at output coordinates c: prints
+  /// its reduction loop, in its canonical order, here, and returns the local
+  /// holding its value (memoised under key).
+  virtual std::string nested_reduce(NodeId n, const Coords& c, const std::string& key) = 0;
+  /// Writes value v of nested store n (KernelPlan::is_nested_store) at c.
+  virtual void store_nested(NodeId n, const Coords& c, const std::string& v) = 0;
 
   std::string id(NodeId n) const { return std::to_string(n); }
   std::string ty(NodeId n) const { return c_type(g_.node(n).out.dtype); }
   const std::vector<int64_t>& shape(NodeId n) const { return g_.node(n).out.shape; }
   static int64_t numel(const std::vector<int64_t>& s);
-  /// n has a plan buffer (loaded, or a materialised stage); else kernel-local.
+  /// n has a plan buffer (loaded, a materialised stage or a nested store); else kernel-local.
   bool is_global(NodeId n) const;
   void push() { memo_.emplace_back(); }
   void pop() { memo_.pop_back(); }

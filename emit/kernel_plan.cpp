@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "graph/op_attrs.h"
+#include "search/nested_reduction.h"
 
 namespace fuseplan {
 
@@ -16,7 +17,28 @@ bool KernelPlan::is_stage(NodeId n) const {
   return false;
 }
 
+bool KernelPlan::is_nested_store(NodeId n) const {
+  return nested.count(n) > 0 && std::find(stores.begin(), stores.end(), n) != stores.end();
+}
+
 namespace {
+
+// The nests of a group's reductions of different rows (per horizontal
+// branch), into kp.nested and kp.nest_outer; a group whose reductions do not
+// nest keeps every reduction a stage.
+void find_nests(const Graph& g, const Group& grp, KernelPlan& kp) {
+  std::vector<std::vector<NodeId>> parts = grp.branches;
+  if (grp.kind != GroupKind::horizontal || parts.size() < 2) parts = {grp.nodes};
+  for (const auto& part : parts) {
+    std::vector<NodeId> reds;
+    for (NodeId n : part)
+      if (g.op_class(n) == OpClass::reduction) reds.push_back(n);
+    ReductionNest nest;
+    if (reduce_same_rows(g, reds) || !can_nest_reductions(g, part, &nest).ok()) continue;
+    kp.nested.insert(nest.inner.begin(), nest.inner.end());
+    kp.nest_outer.insert(nest.chain.begin() + 1, nest.chain.end());
+  }
+}
 
 bool is_row_op(const Primitive& p, int rank, int* min_axis) {
   if (p.out.rank() != rank) return false;
@@ -84,6 +106,8 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp) {
   }
   for (NodeId n : grp.materialised)
     if (!kp.members.count(n)) throw Error("group " + std::to_string(grp.id) + " materialises a node it does not hold");
+  find_nests(g, grp, kp);
+  for (NodeId n : kp.nested) stage_set.erase(n);
   std::vector<NodeId> order(grp.nodes);
   std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) { return g.topo_index(a) < g.topo_index(b); });
   std::set<NodeId> mat(grp.materialised.begin(), grp.materialised.end());
@@ -96,7 +120,7 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp) {
   kp.loads.assign(loads.begin(), loads.end());
   kp.stores.assign(grp.materialised.begin(), grp.materialised.end());
   std::sort(kp.stores.begin(), kp.stores.end());
-  kp.row_dims = row_dims_of(g, order);
+  kp.row_dims = kp.nested.empty() ? row_dims_of(g, order) : 0;
   if (kp.row_dims > 0) {
     const auto& s = g.node(order.front()).out.shape;
     kp.row_shape.assign(s.begin(), s.begin() + kp.row_dims);

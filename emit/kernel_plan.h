@@ -41,14 +41,25 @@ struct KernelPlan {
   std::set<NodeId> immediates;
   std::vector<NodeId> stores;     // materialised tensors (buffers written)
   std::set<NodeId> members;       // every node computed here
+  /// Nested reductions (search/nested_reduction.h): the reductions computed
+  /// inside the reduction loop of the reduction that reads them, and the
+  /// per-element ops between them. None is a stage: each is computed once per
+  /// element of the outer row, inline; a materialised one is stored there
+  /// (is_nested_store).
+  std::set<NodeId> nested;
+  /// Reductions whose reduction loop computes a nested reduction.
+  std::set<NodeId> nest_outer;
   /// > 0: every stage runs inside one outer loop over the first `row_dims`
   /// dims (the rows); scratch holds one row (multipass normalisation).
   int row_dims = 0;
   std::vector<int64_t> row_shape;  // the shared leading dims
   bool is_stage(NodeId n) const;
+  /// n is nested and materialised: written where the outer loop computes it.
+  bool is_nested_store(NodeId n) const;
 };
 
-/// Builds the kernel plan of one group. Throws Error when the group holds
+/// Builds the kernel plan of one group (nesting the reductions of each
+/// horizontal branch that can_nest_reductions allows). Throws Error when the group holds
 /// an opaque primitive or a source, or a node the backends cannot execute.
 KernelPlan plan_kernel(const Graph& g, const Group& grp);
 

@@ -10,6 +10,7 @@
 #include "support/error.h"
 #include "support/format.h"
 #include "graph/op_traits.h"
+#include "search/nested_reduction.h"
 
 namespace fuseplan {
 
@@ -43,11 +44,6 @@ int64_t reduction_row(const Graph& g, NodeId r) {
   if (ops.empty()) return 1;
   int64_t in = g.numel(ops[0]), out = std::max<int64_t>(1, g.numel(r));
   return std::max<int64_t>(1, in / out);
-}
-
-int64_t reduction_input_numel(const Graph& g, NodeId r) {
-  const auto ops = g.operands(r);
-  return ops.empty() ? 0 : g.numel(ops[0]);
 }
 
 /// Membership of the two node sets of a merge question without hashing:
@@ -267,33 +263,29 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
     }
   }
 
-  // 3. Reductions: epilogue, prologue or row-resident multipass.
+  // 3. Reductions: epilogue, prologue, row-resident multipass (one row
+  // class), or nested (reductions of different rows, one inside the other:
+  // search/nested_reduction.h).
   std::vector<NodeId> reds;
   for (auto s : {pg, cg})
     for (NodeId n : s)
       if (g.op_class(n) == OpClass::reduction) reds.push_back(n);
-  if (!reds.empty()) {
+  if (!reduce_same_rows(g, reds)) {
+    std::vector<NodeId> merged(pg.begin(), pg.end());
+    merged.insert(merged.end(), cg.begin(), cg.end());
+    FusionDecision nest = can_nest_reductions(g, merged);
+    if (!nest.ok()) return FusionDecision::forbid(Blocker::reduction_barrier, edge_name() + ": " + nest.reason);
+  } else if (!reds.empty()) {
     // Reductions that read another reduction's broadcast-back result, or
     // consumers that broadcast a reduction result back to the row shape,
     // make the group a multipass (row-resident) kernel.
-    bool multipass = false;
-    int64_t rows_out = -1, row_len = 0;
-    for (NodeId r : reds) {
-      const int64_t out = g.numel(r);
-      const int64_t in = reduction_input_numel(g, r);
-      if (rows_out < 0) rows_out = out, row_len = reduction_row(g, r);
-      else if (out != rows_out || in != rows_out * row_len)
-        return FusionDecision::forbid(Blocker::reduction_barrier,
-                                      edge_name() + ": reductions " + q(g.node(reds[0]).name) + " and " + q(g.node(r).name) +
-                                          " reduce different rows");
-    }
-    // A reduction result read back at the full row shape inside the merged group.
+    bool multipass = reds.size() > 1;
     for (NodeId r : reds)
       for (NodeId c : g.consumers(r))
         if ((in_p_count(c) || in_c_count(c)) && g.numel(c) > g.numel(r)) multipass = true;
-    if (reds.size() > 1) multipass = true;
     if (multipass) {
       const NodeId r0 = reds.front();
+      const int64_t row_len = reduction_row(g, r0);
       const double row_bytes = static_cast<double>(row_len) * dtype_bytes(g.node(r0).out.dtype);
       if (!fits_row_resident(row_bytes, d))
         return FusionDecision::forbid(Blocker::reduction_barrier,

@@ -57,7 +57,8 @@ FusionDecision can_fuse_edge(const Graph& g, NodeId producer, NodeId consumer);
 /// epilogue_not_elementwise, reduction_barrier; no broadcast of the
 /// contraction's output: contraction_broadcast; cheap prologues:
 /// prologue_not_cheap); reductions (same rows, and a row-resident
-/// multipass row fitting one block: else reduction_barrier); iteration
+/// multipass row fitting one block; or rows of different reductions that
+/// nest, search/nested_reduction.h: else reduction_barrier); iteration
 /// spaces (only a cheap P may be broadcast: else expensive_broadcast); and
 /// cycles on the primitive DAG (a path P -> X -> C through another group:
 /// cycle).

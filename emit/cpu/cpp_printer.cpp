@@ -289,21 +289,32 @@ class KernelPrinter : public InlineExprPrinter {
       return;
     }
     // reduce: per output element, reduced elements in row-major order
-    NodeId in = g_.operands(st.node)[0];
-    const auto& is = shape(in);
-    ReduceParams rp = reduce_params(p, static_cast<int>(is.size()));
-    std::string T = ty(st.node);
     Coords c = open_loops(s, from, "i", outer, parallel);
+    reduce_loop(st.node, c, "acc", "r");
+    line(buf(st.node) + "[" + offset(st.node, c) + "] = acc;");
+    close_loops();
+  }
+
+  // Reduction n at output coordinates c in the canonical CPU order (the
+  // reference executor's): `acc` starts at the identity and folds the
+  // reduced elements one by one in row-major order over loops named
+  // <var><d>; a mean divides once at the end. A nested reduction's reduced
+  // input (search/nested_reduction.h) prints its own loop inside this one.
+  void reduce_loop(NodeId n, const Coords& c, const std::string& acc, const std::string& var) {
+    NodeId in = g_.operands(n)[0];
+    const auto& is = shape(in);
+    ReduceParams rp = reduce_params(g_.node(n), static_cast<int>(is.size()));
+    std::string T = ty(n);
     const std::string lim = "std::numeric_limits<" + T + ">";
     std::string init = "(" + T + ")0";  // sum, mean
     if (rp.kind == ReduceKind::prod) init = "(" + T + ")1";
     if (rp.kind == ReduceKind::max) init = "(" + lim + "::has_infinity ? -" + lim + "::infinity() : " + lim + "::lowest())";
     if (rp.kind == ReduceKind::min) init = "(" + lim + "::has_infinity ? " + lim + "::infinity() : " + lim + "::max())";
-    line(T + " acc = " + init + ";");
+    line(T + " " + acc + " = " + init + ";");
     std::vector<int64_t> rshape;
     int64_t count = 1;
     for (int a : rp.axes) { rshape.push_back(is[a]); count *= is[a]; }
-    Coords rc = open_loops(rshape, 0, "r", {}, false);
+    Coords rc = open_loops(rshape, 0, var, {}, false);
     Coords ic;
     for (int d = 0, k = 0, o = 0; d < static_cast<int>(is.size()); ++d) {
       bool red = std::find(rp.axes.begin(), rp.axes.end(), d) != rp.axes.end();
@@ -311,14 +322,24 @@ class KernelPrinter : public InlineExprPrinter {
       if (!red) ++o;
     }
     std::string v = val(in, ic);
-    if (rp.kind == ReduceKind::max) line("acc = fprt::max_(acc, " + v + ");");
-    else if (rp.kind == ReduceKind::min) line("acc = fprt::min_(acc, " + v + ");");
-    else if (rp.kind == ReduceKind::prod) line("acc = (" + T + ")(acc * " + v + ");");
-    else line("acc = (" + T + ")(acc + " + v + ");");
+    if (rp.kind == ReduceKind::max) line(acc + " = fprt::max_(" + acc + ", " + v + ");");
+    else if (rp.kind == ReduceKind::min) line(acc + " = fprt::min_(" + acc + ", " + v + ");");
+    else if (rp.kind == ReduceKind::prod) line(acc + " = (" + T + ")(" + acc + " * " + v + ");");
+    else line(acc + " = (" + T + ")(" + acc + " + " + v + ");");
     close_loops();
-    if (rp.kind == ReduceKind::mean) line("acc = fprt::div_(acc, (" + T + ")" + std::to_string(count) + ");");
-    line(buf(st.node) + "[" + offset(st.node, c) + "] = acc;");
-    close_loops();
+    if (rp.kind == ReduceKind::mean) line(acc + " = fprt::div_(" + acc + ", (" + T + ")" + std::to_string(count) + ");");
+  }
+
+  // Nested reduction: its loop inside the outer reduction's, once per
+  // element of the outer row; loop and accumulator names carry its id.
+  std::string nested_reduce(NodeId n, const Coords& c, const std::string& key) override {
+    line("// nested " + g_.node(n).op + " '" + comment_escape(g_.node(n).name) + "'");
+    const std::string acc = "acc" + id(n);
+    reduce_loop(n, c, acc, "r" + id(n) + "_");
+    return define(n, key, acc);
+  }
+  void store_nested(NodeId n, const Coords& c, const std::string& v) override {
+    line(buf(n) + "[" + offset(n, c) + "] = " + v + ";");
   }
 
   void print_library(const Stage& st) {

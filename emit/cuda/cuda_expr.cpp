@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "emit/cpu/cpp_printer.h"
 #include "graph/op_attrs.h"
 
 namespace fuseplan::cuda {
@@ -121,15 +122,25 @@ RedShape red_shape(const Graph& g, NodeId n) {
 std::string ExprPrinter::reduce_block(NodeId n, const Coords& c, const std::string& smem) {
   RedShape rs = red_shape(g_, n);
   std::string T = ty(n), a = "acc" + id(n), sm = smem.empty() ? "red" + id(n) : smem;
+  // A nested reduction's names carry its id (it runs inside another
+  // reduction's loop); the outer one of a nest loops over its row in every
+  // thread, because the nested block reduction inside needs the whole block:
+  // element r is folded by thread r % B, in the order thread r % B folds it
+  // unnested (fprt::block_reduce).
+  const bool nested = kp_.nested.count(n) > 0, outer = kp_.nest_outer.count(n) > 0;
+  const std::string r = nested ? "r" + id(n) : "r", k = nested ? "k" + id(n) + "_" : "k";
   if (smem.empty()) line("__shared__ " + T + " " + sm + "[32];");
   line(T + " " + a + " = " + reduce_init(n) + ";");
-  line("for (int64_t r = threadIdx.x; r < " + std::to_string(rs.count) + "; r += blockDim.x) {");
+  line(outer ? "for (int64_t " + r + " = 0; " + r + " < " + std::to_string(rs.count) + "; ++" + r + ") {"
+             : "for (int64_t " + r + " = threadIdx.x; " + r + " < " + std::to_string(rs.count) + "; " + r +
+                   " += blockDim.x) {");
   ++ind_;
   push();
-  Coords rc = coord_vars(rs.shape, "k");
-  for (std::size_t d = 0; d < rc.size(); ++d) line(coord_def(rs.shape, rc, d, "r"));
+  Coords rc = coord_vars(rs.shape, k);
+  for (std::size_t d = 0; d < rc.size(); ++d) line(coord_def(rs.shape, rc, d, r));
   std::string v = val(g_.operands(n)[0], reduce_input_coords(n, c, rc));
-  line(a + " = " + reduce_step(n, a, v) + ";");
+  line(outer ? "if (" + r + " % blockDim.x == threadIdx.x) " + a + " = " + reduce_step(n, a, v) + ";"
+             : a + " = " + reduce_step(n, a, v) + ";");
   pop();
   --ind_;
   line("}");
@@ -141,6 +152,21 @@ std::string ExprPrinter::reduce_block(NodeId n, const Coords& c, const std::stri
        ");");
   std::string e = rs.kind == ReduceKind::mean ? "fprt::div_(" + a + ", (" + T + ")" + std::to_string(rs.count) + ")" : a;
   return define(n, key(n, c), e);
+}
+
+std::string ExprPrinter::nested_reduce(NodeId n, const Coords& c, const std::string&) {
+  // search/nested_reduction.h orders every nest's axes so that both levels
+  // reduce over the innermost axis: the block strategy.
+  if (is_column_reduce(n))
+    throw Error("the CUDA backend cannot nest column reduction '" + g_.node(n).name + "' in another reduction");
+  line("// nested " + g_.node(n).op + " '" + cpu::comment_escape(g_.node(n).name) + "'");
+  return reduce_block(n, c);
+}
+
+void ExprPrinter::store_nested(NodeId n, const Coords& c, const std::string& v) {
+  // Every thread holds the value (fprt::block_reduce returns it to all).
+  note_param(n, true);
+  line("if (threadIdx.x == 0) " + buf(n) + "[" + offset(n, c) + "] = " + v + ";");
 }
 
 std::string ExprPrinter::reduce_seq(NodeId n, const Coords& c) {

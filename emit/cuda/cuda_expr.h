@@ -70,7 +70,13 @@ class ExprPrinter : public InlineExprPrinter {
   std::string reduce_init(NodeId n) const;
   std::string reduce_step(NodeId n, const std::string& acc, const std::string& v) const;
   /// Block strategy: all threads stride over the reduced elements; result in every thread.
+  /// The outer reduction of a nest (KernelPlan::nest_outer) loops in every
+  /// thread and folds element r in thread r % B: the same order.
   std::string reduce_block(NodeId n, const Coords& c, const std::string& smem = "");
+  /// A nested reduction: reduce_block inside the outer one's loop.
+  std::string nested_reduce(NodeId n, const Coords& c, const std::string& key) override;
+  /// Written by thread 0 (every thread holds the value).
+  void store_nested(NodeId n, const Coords& c, const std::string& v) override;
   /// Column strategy: this thread folds all reduced elements in order.
   std::string reduce_seq(NodeId n, const Coords& c);
   /// Per-output-element MatMul / Conv / pooling value.

@@ -64,6 +64,34 @@ m (float[N, C] x) => (float[N, C] y) {
   EXPECT_LT(a.max_rel_error, 1e-5);
 }
 
+// A nested reduction (search/nested_reduction.h) as one kernel: each level
+// folds in the block order of its unfused kernel, so the bits match the
+// unfused plan; the intermediate, a graph output, is written from the nest.
+// The outer mean over 600 sums folds 2-3 of them per thread of 256: its
+// order is exercised, not only the inner one's.
+TEST(GpuRun, NestedReductionIsBitIdenticalToTheUnfusedReductions) {
+  REQUIRE_GPU();
+  Graph g = cudatest::model(R"(<ir_version: 8, opset_import: ["" : 17]>
+m (float[N, C, K] x) => (float[N, C] s, float[N] y) {
+  ax = Constant<value = int64[1] {-1}>()
+  s = ReduceSum<keepdims = 0>(x, ax)
+  y = ReduceMean<axes = [-1], keepdims = 0>(s)
+})", {{"N", 64}, {"C", 600}, {"K", 1000}});
+  DeviceSpec d = load_device("h200");
+  auto src = make_source_data(g);
+  Plan fused = cudatest::one_group(g, d);
+  ASSERT_EQ(fused.groups.size(), 1u);
+  std::vector<std::vector<NodeId>> parts;
+  for (NodeId n : cudatest::computed(g)) parts.push_back({n});
+  Plan unfused = make_plan(g, d, parts, "unfused");
+  auto a = run_plan_cuda(g, fused, d, src);
+  auto b = run_plan_cuda(g, unfused, d, src);
+  EXPECT_EQ(a.launches, 1);
+  for (auto& [name, t] : a.outputs) EXPECT_EQ(t.data, b.outputs.at(name).data) << name;
+  // Block order vs the CPU's sequential sum over 1000-long rows.
+  EXPECT_LT(a.max_rel_error, 1e-5);
+}
+
 // Linear Resize (2x of H, W; half_pixel and align_corners) against the CPU
 // reference: the emitted kernel runs fprt::resize_linear's exact operations
 // (corner order, weights), so only the last bits may differ (division is
