@@ -8,7 +8,8 @@
 # the kernels on one pinned core, priced on a device probed with --threads 1
 # into OUT_DIR; 0 = every core, priced on the cached host device host-cpu);
 # ROUNDS (interleaved rounds, default 5); REPEAT (repetitions per run,
-# default 3); MODELS (example or shared-model names, default below);
+# default 3); TIME_LIMIT (seconds for the exact strategy, default 10);
+# MODELS (example or shared-model names, default below);
 # REPORT_ONLY=1 (only rebuild the table from OUT_DIR).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,9 +43,11 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     [ -f "$f" ] || { echo "skip $m: no such model" >&2; continue; }
     echo "$(date +%T) $m" >&2
     # shellcheck disable=SC2046
+    run="$out/$m@b${batches//,/-}"
     timeout -s INT -k 30 "$limit" "${pin[@]}" "$fuseplan" compare "$f" --device "$device" --batch "$batches" \
-      --strategies all $(model_dims "$m") --rounds "${ROUNDS:-5}" --repeat "${REPEAT:-3}" --chart "$out/$m.svg" \
-      --json > "$out/$m.json.part" 2> "$out/$m.log" && mv "$out/$m.json.part" "$out/$m.json"
+      --strategies all $(model_dims "$m") --rounds "${ROUNDS:-5}" --repeat "${REPEAT:-3}" \
+      --time-limit "${TIME_LIMIT:-10}" --chart "$run.svg" --json > "$run.json.part" 2> "$run.log" &&
+      mv "$run.json.part" "$run.json"
   done
 fi
 python3 scripts/ranking_table.py "$out" "$threads"

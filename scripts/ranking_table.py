@@ -21,7 +21,7 @@ def main():
             continue  # the probed device file
         with open(path) as f:
             j = json.load(f)
-        runs.append((os.path.basename(path)[:-5], j))
+        runs.append((os.path.basename(path)[:-5].split("@")[0], j))
     if not runs:
         sys.exit(f"ranking_table.py: no compare JSON in {out}")
     rows = [(name, r) for name, j in runs for r in j.get("rankings", [])]

@@ -85,6 +85,14 @@ class KernelPrinter : public InlineExprPrinter {
   // stages computed in the epilogue lambda, and the buffer the contraction writes into when it is not
   // materialised (the last epilogue stage's, updated in place) or kNoNode.
   NodeId epi_lib_ = kNoNode, epi_alias_ = kNoNode;
+  // The last epilogue stage when it is stored NCHW after a blocked conv
+  // whose output is kernel scratch: the epilogue writes it over that
+  // scratch in blocked order, and one exact reorder (fprt::unblock) stores
+  // it NCHW after the call. A store in NCHW order from the blocked loops
+  // put each lane of a vector in another channel plane: 0.6 ms for
+  // resnet50_bottleneck's 3.2 MB output on one Zen 4 thread, against
+  // 0.08 ms for the reorder.
+  NodeId epi_unblock_ = kNoNode;
   std::vector<NodeId> epi_stages_;
 
   void line(const std::string& s) override { os_ << std::string(2 * ind_, ' ') << s << "\n"; }
@@ -142,6 +150,9 @@ class KernelPrinter : public InlineExprPrinter {
     if (!L.global && is_global(last) && g_.node(last).out.dtype == DType::f32 &&
         lay_.is_blocked(last) == lay_.is_blocked(L.node))
       epi_alias_ = last;
+    if (!L.global && is_global(last) && g_.node(last).out.dtype == DType::f32 && lay_.is_blocked(L.node) &&
+        !lay_.is_blocked(last) && ls.size() == 4)
+      epi_unblock_ = last;
   }
   bool in_epilogue(NodeId n) const { return std::find(epi_stages_.begin(), epi_stages_.end(), n) != epi_stages_.end(); }
 
@@ -204,7 +215,10 @@ class KernelPrinter : public InlineExprPrinter {
     for (NodeId n : epi_stages_) {
       line("// " + g_.node(n).op + " '" + comment_escape(g_.node(n).name) + "'");
       std::string x = define(n, key(n, c), compute(n, c));
-      line(buf(n) + "[" + offset(n, c) + "] = " + x + ";");
+      if (n == epi_unblock_)  // over the contraction's scratch, unblocked after the call
+        line(buf(epi_lib_) + "[" + blocked_offset(shape(n), c) + "] = " + x + ";");
+      else
+        line(buf(n) + "[" + offset(n, c) + "] = " + x + ";");
     }
     pop();
     split_.clear();
@@ -376,6 +390,8 @@ class KernelPrinter : public InlineExprPrinter {
              std::to_string(w.group) + "," + w_const +
              (p.kind == Op::Conv ? "," + std::to_string(lay_.conv_bits(g_, st.node, false)) : "") +
              (epi ? ",epi);" : ");"));
+        if (epi && epi_unblock_ != kNoNode)
+          line("fprt::unblock(" + y + "," + buf(epi_unblock_) + ",ys," + std::to_string(lay_.block) + ");");
       } else {
         arr("ks", w.kernel);
         line("fprt::pool(" + x(0) + ",xs0," + y + ",ys," + std::to_string(r - 2) + ",ks,st,pd,dl," +

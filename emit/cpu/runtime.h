@@ -244,6 +244,10 @@ struct ContractionLibrary {
   void (*conv)(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
                int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int transposed,
                int w_const, int layout);
+  /// Copies x, stored blocked (nChw<block>c, block 8 or 16) with logical
+  /// shape ys = [N, C, H, W], C a multiple of block, to y stored row-major
+  /// NCHW: an exact copy (a oneDNN reorder).
+  void (*unblock)(const float* x, float* y, const int64_t* ys, int block);
 };
 /// The bound table (null until the host binds one; generated units export
 /// fp_bind_contractions for that).
@@ -296,6 +300,9 @@ inline void conv_epilogue(const float* x, const int64_t* xs, const float* w, con
   contraction_library()->conv(x, xs, w, ws, y, ys, sr, strides, pads, dil, group, 0, w_const, layout);
   if constexpr (kHasEpilogue<Epi>)
     run_epilogue(elements(ys, sr + 2), elements(ys + 2, sr) * ((layout & 2) ? ((layout & 8) ? 16 : 8) : 1), epi);
+}
+inline void unblock(const float* x, float* y, const int64_t* ys, int block) {
+  contraction_library()->unblock(x, y, ys, block);
 }
 inline void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
                  int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int w_const,

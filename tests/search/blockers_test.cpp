@@ -85,7 +85,9 @@ TEST(Blockers, MultiConsumerProducerIsDuplicatedWhenCheap) {
   int dup = 0, fused = 0;
   for (const auto& r : p.decisions)
     if (r.producer == "p") {
-      if (r.action == Action::duplicated) EXPECT_EQ(r.blocker, Blocker::multi_consumer);
+      if (r.action == Action::duplicated) {
+        EXPECT_EQ(r.blocker, Blocker::multi_consumer);
+      }
       dup += r.action == Action::duplicated;
       fused += r.action == Action::fused;
     }

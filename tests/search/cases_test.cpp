@@ -67,16 +67,28 @@ TEST_P(ExpectedCase, CostStrategyReachesTheExpectedDecisions) {
       auto a = holders(g, plan, pair[0]), b = holders(g, plan, pair[1]);
       for (int x : a) EXPECT_EQ(std::find(b.begin(), b.end(), x), b.end()) << pair.dump() << " share kernel " << x;
     }
-  if (c.contains("max_kernels")) EXPECT_LE(plan.totals.kernels, c["max_kernels"].get<int64_t>());
-  if (c.contains("min_kernels")) EXPECT_GE(plan.totals.kernels, c["min_kernels"].get<int64_t>());
+  if (c.contains("max_kernels")) {
+    EXPECT_LE(plan.totals.kernels, c["max_kernels"].get<int64_t>());
+  }
+  if (c.contains("min_kernels")) {
+    EXPECT_GE(plan.totals.kernels, c["min_kernels"].get<int64_t>());
+  }
   if (c.contains("materialised"))
-    for (const auto& n : c["materialised"]) EXPECT_TRUE(is_materialised(g, plan, n)) << n;
+    for (const auto& n : c["materialised"]) {
+      EXPECT_TRUE(is_materialised(g, plan, n)) << n;
+    }
   if (c.contains("not_materialised"))
-    for (const auto& n : c["not_materialised"]) EXPECT_FALSE(is_materialised(g, plan, n)) << n;
+    for (const auto& n : c["not_materialised"]) {
+      EXPECT_FALSE(is_materialised(g, plan, n)) << n;
+    }
   if (c.contains("duplicated"))
-    for (const auto& n : c["duplicated"]) EXPECT_GT(holders(g, plan, n).size(), 1u) << n;
+    for (const auto& n : c["duplicated"]) {
+      EXPECT_GT(holders(g, plan, n).size(), 1u) << n;
+    }
   if (c.contains("computed_once"))
-    for (const auto& n : c["computed_once"]) EXPECT_EQ(holders(g, plan, n).size(), 1u) << n;
+    for (const auto& n : c["computed_once"]) {
+      EXPECT_EQ(holders(g, plan, n).size(), 1u) << n;
+    }
   if (c.contains("blockers"))
     for (const auto& b : c["blockers"]) {
       bool found = false;
@@ -92,13 +104,20 @@ TEST_P(ExpectedCase, CostStrategyReachesTheExpectedDecisions) {
     }
   if (c.contains("bytes")) {
     const auto& b = c["bytes"];
-    if (b.contains("unfused")) EXPECT_EQ(unfused.totals.bytes, b["unfused"].get<double>());
-    if (b.contains("planned")) EXPECT_EQ(plan.totals.bytes, b["planned"].get<double>());
-    if (b.contains("planned_at_most")) EXPECT_LE(plan.totals.bytes, b["planned_at_most"].get<double>());
+    if (b.contains("unfused")) {
+      EXPECT_EQ(unfused.totals.bytes, b["unfused"].get<double>());
+    }
+    if (b.contains("planned")) {
+      EXPECT_EQ(plan.totals.bytes, b["planned"].get<double>());
+    }
+    if (b.contains("planned_at_most")) {
+      EXPECT_LE(plan.totals.bytes, b["planned_at_most"].get<double>());
+    }
   }
-  if (c.contains("predicted_time_vs_unfused_at_most"))
+  if (c.contains("predicted_time_vs_unfused_at_most")) {
     EXPECT_LE(plan.totals.predicted_us / unfused.totals.predicted_us,
               c["predicted_time_vs_unfused_at_most"].get<double>());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedCases, ExpectedCase, ::testing::Range(0, 13));

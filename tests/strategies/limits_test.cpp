@@ -53,7 +53,9 @@ TEST(Limits, EveryStrategyHonoursMaxGroupSizeOnAChain) {
       o.time_limit_s = 20;
       const Plan p = search(g, d, s, o);
       EXPECT_LE(largest_group(p), static_cast<std::size_t>(cap));
-      if (s != "unfused") EXPECT_LE(p.totals.kernels, 300 / 2 + 2);  // it still fuses, up to the cap
+      if (s != "unfused") {
+        EXPECT_LE(p.totals.kernels, 300 / 2 + 2);  // it still fuses, up to the cap
+      }
     }
   }
 }

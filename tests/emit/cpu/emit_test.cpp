@@ -39,7 +39,8 @@ struct Softmax {
   NodeId x, mx, sub, ex, sum, y;
 };
 Softmax softmax(Builder& b, NodeId x, int64_t n, int64_t c, const std::string& name = "y") {
-  Softmax s{x};
+  Softmax s{};
+  s.x = x;
   s.mx = b.op(name + "/max", "ReduceMax", OpClass::reduction, {x}, {n, 1}, kRow);
   s.sub = b.op(name + "/sub", "Sub", OpClass::broadcast, {x, s.mx}, {n, c});
   s.ex = b.op(name + "/exp", "Exp", OpClass::elementwise, {s.sub}, {n, c});
@@ -88,7 +89,9 @@ TEST(CpuEmit, RunBuffersStartOnTheirOwnPagesWithAGapPageAndOutputsStayIdentical)
     EXPECT_EQ(starts[i] % 4096, 0u) << i;
     // Each tensor (60 bytes or less here) has its page and an unused gap
     // page after it, where the next-page prefetcher lands.
-    if (i > 0) EXPECT_EQ(starts[i] - starts[i - 1], 8192u) << i;
+    if (i > 0) {
+      EXPECT_EQ(starts[i] - starts[i - 1], 8192u) << i;
+    }
   }
 }
 
