@@ -89,7 +89,9 @@ void write_breakdown(std::string& out, const GroupView& v, const GroupAnalysis& 
     if (regime != Regime::fixed) o << ")\n";
   }
   o << "predicted = " << fixed(c.predicted_us, 3) << " us (" << c.bound << "-bound";
-  if (d.overlap < 1) o << "; max(t_mem, t_compute) + " << fixed(1 - d.overlap, 3) << " x min + fixed";
+  const double overlap = group_overlap(a.features, d, d.overlap);
+  if (overlap == 0 && d.overlap > 0) o << "; t_mem + t_compute + fixed: the library call and its passes run in turn";
+  else if (overlap < 1) o << "; max(t_mem, t_compute) + " << fixed(1 - overlap, 3) << " x min + fixed";
   o << ")";
 }
 

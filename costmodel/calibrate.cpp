@@ -113,6 +113,7 @@ Eigen::VectorXd params_of(const DeviceSpec& d, const Layout& L) {
 // terms the other way round, fixed terms to both.
 void rows_of(const CostFeatures& f, const DeviceSpec& d, const Layout& L, double p, Eigen::RowVectorXd& mem,
              Eigen::RowVectorXd& cmp) {
+  p = group_overlap(f, d, p);
   mem = Eigen::RowVectorXd::Zero(L.size());
   cmp = Eigen::RowVectorXd::Zero(L.size());
   for (const CostTerm& t : cost_terms()) {

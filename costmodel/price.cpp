@@ -104,7 +104,7 @@ TermPrices price(const CostFeatures& f, const DeviceSpec& d) {
   p.t_mem_us = total[static_cast<int>(Regime::memory)];
   p.t_compute_us = total[static_cast<int>(Regime::compute)];
   p.fixed_us = total[static_cast<int>(Regime::fixed)];
-  p.predicted_us = overlapped_us(p.t_mem_us, p.t_compute_us, d) + p.fixed_us;
+  p.predicted_us = overlapped_us(p.t_mem_us, p.t_compute_us, group_overlap(f, d, d.overlap)) + p.fixed_us;
   // The bound names the largest part: the per-kernel and per-call latencies
   // ("launch"), or the roofline body.
   p.bound = p.fixed_us > std::max(p.t_mem_us, p.t_compute_us) ? "launch"
@@ -114,8 +114,12 @@ TermPrices price(const CostFeatures& f, const DeviceSpec& d) {
 
 double predict_us(const CostFeatures& f, const DeviceSpec& d) { return price(f, d).predicted_us; }
 
-double overlapped_us(double t_mem_us, double t_compute_us, const DeviceSpec& d) {
-  return std::max(t_mem_us, t_compute_us) + (1 - d.overlap) * std::min(t_mem_us, t_compute_us);
+double overlapped_us(double t_mem_us, double t_compute_us, double p) {
+  return std::max(t_mem_us, t_compute_us) + (1 - p) * std::min(t_mem_us, t_compute_us);
+}
+
+double group_overlap(const CostFeatures& f, const DeviceSpec& d, double device_p) {
+  return d.cpu && f.contraction_calls > 0 ? 0.0 : device_p;
 }
 
 std::string memory_level(double bytes, const DeviceSpec& d) {

@@ -155,9 +155,20 @@ TermPrices price(const CostFeatures& f, const DeviceSpec& d);
 double predict_us(const CostFeatures& f, const DeviceSpec& d);
 
 /// The roofline body of a group, µs: max(t_mem, t_compute) + (1 − p)·min,
-/// p = DeviceSpec::overlap (the part of the shorter time the longer does not
-/// hide). p = 1 is the ideal roofline max(t_mem, t_compute).
-double overlapped_us(double t_mem_us, double t_compute_us, const DeviceSpec& d);
+/// p the part of the shorter time the longer hides (group_overlap). p = 1
+/// is the ideal roofline max(t_mem, t_compute), p = 0 their sum.
+double overlapped_us(double t_mem_us, double t_compute_us, double p);
+
+/// The overlap p of a group with features f on d at the device overlap
+/// `device_p` (DeviceSpec::overlap, or a value calibration tries): 0 for a
+/// CPU group that calls the contraction library (contraction_calls > 0),
+/// whose activation reorders, library call and emitted prologue/epilogue
+/// passes run one after another, so its memory time adds to the call's
+/// compute; device_p otherwise. Measured on one Zen 4 thread
+/// (resnet50_bottleneck's four conv groups of its cost plan, oneDNN 2.6):
+/// t_mem + t_compute predicted each 3-19% under its time, max(t_mem,
+/// t_compute) 8-46% under.
+double group_overlap(const CostFeatures& f, const DeviceSpec& d, double device_p);
 
 /// Name of the memory level (cache level or "DRAM") a working set of `bytes`
 /// is priced at on a CPU device; "DRAM" on a GPU.

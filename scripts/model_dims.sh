@@ -10,6 +10,6 @@ model_dims() {
     *tiny-yolov3*) echo "--dim input_1:2=416 --dim input_1:3=416" ;;
     *gpt2_tiny*) echo "--dim seq_len=16 --dim past_seq_len=16 --dim total_seq_len=32" ;;
     *attention_head*) echo "--dim sequence_len=100 --dim batch=100" ;;
-    bert_base_layer | gpt2_block | vit_block) echo "--dim S=128" ;;
+    bert_base_layer | gpt2_block) echo "--dim S=128" ;;
   esac
 }

@@ -27,8 +27,9 @@ mkdir -p "$out"
 pin=()
 device=host-cpu
 if [ "$threads" != 0 ]; then
+  # Online CPUs, not nproc: GNU nproc honours OMP_NUM_THREADS.
+  last=$(( $(getconf _NPROCESSORS_ONLN) - 1 ))
   export OMP_NUM_THREADS=$threads
-  last=$(( $(nproc) - 1 ))
   pin=(taskset -c "$(( last - threads + 1 ))-$last")
   device=$out/host-${threads}thread.json
   if [ -z "${REPORT_ONLY:-}" ] && [ ! -f "$device" ]; then
@@ -47,7 +48,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
     timeout -s INT -k 30 "$limit" "${pin[@]}" "$fuseplan" compare "$f" --device "$device" --batch "$batches" \
       --strategies all $(model_dims "$m") --rounds "${ROUNDS:-5}" --repeat "${REPEAT:-3}" \
       --time-limit "${TIME_LIMIT:-10}" --chart "$run.svg" --json > "$run.json.part" 2> "$run.log" &&
-      mv "$run.json.part" "$run.json"
+      mv "$run.json.part" "$run.json" || { rm -f "$run.json.part"; echo "$m: failed, see $run.log" >&2; }
   done
 fi
 python3 scripts/ranking_table.py "$out" "$threads"

@@ -135,9 +135,10 @@ TEST(Terms, PriceSumsEachRegimeInTableOrder) {
   EXPECT_EQ(p.t_mem_us, t_mem);
   EXPECT_EQ(p.t_compute_us, t_compute);
   EXPECT_EQ(p.fixed_us, fixed);
-  // The shipped overlap 1: the ideal roofline.
+  // The shipped overlap 1 (the ideal roofline) does not apply: the group
+  // calls the contraction library, whose passes run in turn (group_overlap).
   EXPECT_EQ(d.overlap, 1);
-  EXPECT_EQ(p.predicted_us, std::max(t_mem, t_compute) + fixed);
+  EXPECT_EQ(p.predicted_us, t_mem + t_compute + fixed);
   EXPECT_EQ(predict_us(f, d), p.predicted_us);
   // Hand-checked terms: 13 calls × 0.75 us; the libm routines of Exp and
   // Tanh (expf, tanhf) cold once each beyond the LLC; one store stall.
@@ -163,7 +164,8 @@ TEST(Terms, PriceSumsEachRegimeInTableOrder) {
 // sum; XLA's 0.95 leaves 5% of the shorter time unhidden.
 TEST(Terms, TheOverlapHidesItsShareOfTheShorterTime) {
   DeviceSpec d = priced_cpu();
-  const CostFeatures f = every_feature();
+  CostFeatures f = every_feature();
+  f.contraction_calls = 0;  // a group that calls no library (below: one that does)
   const TermPrices p = price(f, d);
   const double hi = std::max(p.t_mem_us, p.t_compute_us), lo = std::min(p.t_mem_us, p.t_compute_us);
   ASSERT_GT(lo, 0);
@@ -173,10 +175,18 @@ TEST(Terms, TheOverlapHidesItsShareOfTheShorterTime) {
   }
   d.overlap = 0;
   EXPECT_DOUBLE_EQ(predict_us(f, d), p.t_mem_us + p.t_compute_us + p.fixed_us);
-  EXPECT_DOUBLE_EQ(overlapped_us(10, 4, d), 14);
-  d.overlap = 0.95;
-  EXPECT_DOUBLE_EQ(overlapped_us(10, 4, d), 10.2);
-  EXPECT_DOUBLE_EQ(overlapped_us(4, 10, d), 10.2);
+  EXPECT_DOUBLE_EQ(overlapped_us(10, 4, 0.0), 14);
+  // A CPU group calling the contraction library runs its passes in turn:
+  // no overlap whatever the device's; on a GPU the device's.
+  d.overlap = 1;
+  const CostFeatures call = every_feature();
+  const TermPrices q = price(call, d);
+  EXPECT_DOUBLE_EQ(group_overlap(call, d, 0.9), 0.0);
+  EXPECT_DOUBLE_EQ(group_overlap(f, d, 0.9), 0.9);
+  EXPECT_DOUBLE_EQ(group_overlap(call, testing::h100(), 0.9), 0.9);
+  EXPECT_DOUBLE_EQ(q.predicted_us, q.t_mem_us + q.t_compute_us + q.fixed_us);
+  EXPECT_DOUBLE_EQ(overlapped_us(10, 4, 0.95), 10.2);
+  EXPECT_DOUBLE_EQ(overlapped_us(4, 10, 0.95), 10.2);
 }
 
 // A conv with a Tanh epilogue in a graph beyond the 32 MiB LLC, on a CPU
@@ -212,8 +222,11 @@ TEST(Terms, TheBreakdownNamesEveryPricedFixedTermInTableOrder) {
   // The 3x3 conv's 2·16·64·64·8·9 FLOPs at conv_spatial's 60 GFLOP/s / 0.8.
   EXPECT_NE(text.find("contraction (conv_spatial 9437184 / 60.0 GFLOP/s) / e_contraction 0.80"), std::string::npos)
       << text;
-  EXPECT_DOUBLE_EQ(gc.predicted_us, std::max(gc.t_mem_us, gc.t_compute_us) + gc.launch_us + gc.t_calls_us +
+  // A conv group: its passes run in turn, t_mem + t_compute.
+  EXPECT_DOUBLE_EQ(gc.predicted_us, gc.t_mem_us + gc.t_compute_us + gc.launch_us + gc.t_calls_us +
                                         gc.t_sources_us + gc.t_store_stall_us + gc.t_libm_cold_us);
+  EXPECT_NE(text.find("t_mem + t_compute + fixed: the library call and its passes run in turn"), std::string::npos)
+      << text;
 }
 
 }  // namespace
