@@ -3,6 +3,7 @@
 // or measured through the installed ResourceOracle), as cost() and the
 // measurement records see them. Formulas: docs/cost-model.md, "Features".
 #include <algorithm>
+#include <set>
 
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
@@ -92,18 +93,15 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
         read += b;
         written += b;
       }
-    // An epilogue stored NCHW after a blocked conv whose output stays in
-    // the kernel is written blocked over that output, then reordered
-    // (emit/cpu/cpp_printer.cpp, fprt::unblock): once more read and written.
-    for (NodeId c : v.order)
-      if (g.node(c).kind == Op::Conv && lay.is_blocked(c) &&
-          std::find(v.grp.materialised.begin(), v.grp.materialised.end(), c) == v.grp.materialised.end())
-        for (NodeId n : v.grp.materialised)
-          if (n != c && !lay.is_blocked(n) && g.node(n).out.dtype == DType::f32 &&
-              g.node(n).out.shape == g.node(c).out.shape) {
-            read += static_cast<double>(g.bytes(n));
-            written += static_cast<double>(g.bytes(n));
-          }
+    // A tensor stored NCHW at the shape of a blocked tensor its kernel reads
+    // or computes is computed blocked and reordered (graph/layout.h
+    // unblocked_store): once more read and written.
+    const std::set<NodeId> members(v.order.begin(), v.order.end());
+    for (NodeId n : v.grp.materialised)
+      if (unblocked_store(g, lay, n, members)) {
+        read += static_cast<double>(g.bytes(n));
+        written += static_cast<double>(g.bytes(n));
+      }
   }
   for (NodeId n : a.inputs) sources += g.op_class(n) == OpClass::source;
   CostFeatures& f = a.features;

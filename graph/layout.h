@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,14 @@ struct Layouts {
   /// Number of blocked tensors.
   int count() const;
 };
+
+/// Whether node n, stored row-major NCHW (not blocked: a graph output, a
+/// library op's input), is f32 [N, C, H, W] with C a multiple of the block
+/// and `members` (the nodes its kernel computes) hold or read a blocked
+/// tensor of its shape. The CPU backend then computes n in blocked order and
+/// stores it with one exact reorder (emit/cpu/cpp_printer.cpp,
+/// fprt::unblock); the cost model counts that copy's bytes.
+bool unblocked_store(const Graph& g, const Layouts& lay, NodeId n, const std::set<NodeId>& members);
 
 /// The assignment (see above). A tensor is blocked when it lies in a
 /// connected set of f32 4-D tensors with C % block == 0 that are
