@@ -3,7 +3,6 @@
 // or measured through the installed ResourceOracle), as cost() and the
 // measurement records see them. Formulas: docs/cost-model.md, "Features".
 #include <algorithm>
-#include <set>
 
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
@@ -96,9 +95,8 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
     // A tensor stored NCHW at the shape of a blocked tensor its kernel reads
     // or computes is computed blocked and reordered (graph/layout.h
     // unblocked_store): once more read and written.
-    const std::set<NodeId> members(v.order.begin(), v.order.end());
     for (NodeId n : v.grp.materialised)
-      if (unblocked_store(g, lay, n, members)) {
+      if (unblocked_store(g, lay, n, v.order)) {
         read += static_cast<double>(g.bytes(n));
         written += static_cast<double>(g.bytes(n));
       }

@@ -361,10 +361,10 @@ void unblock(const float* x, float* y, const int64_t* ys, int block) {
   const Dims d(ys, ys + 4);
   try {
     Engine& e = engine();
-    const memory xm(memory::desc(d, kF32, block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c),
-                    e.eng, const_cast<float*>(x));
-    const memory ym(plain(d), e.eng, y);
-    dnnl::reorder(xm, ym).execute(e.strm, const_cast<memory&>(xm), const_cast<memory&>(ym));
+    memory xm(memory::desc(d, kF32, block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c), e.eng,
+              const_cast<float*>(x));  // read only: the reorder's source
+    memory ym(plain(d), e.eng, y);
+    dnnl::reorder(xm, ym).execute(e.strm, xm, ym);
     e.strm.wait();
   } catch (const dnnl::error& err) {
     fail("Unblock " + dims_text(ys, 4) + " b" + std::to_string(block), err);

@@ -168,7 +168,7 @@ int Layouts::reorders(const Graph& g, NodeId conv) const {
   return (bits & kConvXBlocked ? 0 : kReorderX) | (bits & kConvYBlocked ? 0 : kReorderY);
 }
 
-bool unblocked_store(const Graph& g, const Layouts& lay, NodeId n, const std::set<NodeId>& members) {
+bool unblocked_store(const Graph& g, const Layouts& lay, NodeId n, std::span<const NodeId> members) {
   const TensorType& t = g.node(n).out;
   if (lay.is_blocked(n) || t.dtype != DType::f32 || t.rank() != 4 || t.shape[1] % lay.block != 0) return false;
   auto blocked_like = [&](NodeId x) { return lay.is_blocked(x) && g.node(x).out.shape == t.shape; };

@@ -20,7 +20,7 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -89,7 +89,7 @@ struct Layouts {
 /// tensor of its shape. The CPU backend then computes n in blocked order and
 /// stores it with one exact reorder (emit/cpu/cpp_printer.cpp,
 /// fprt::unblock); the cost model counts that copy's bytes.
-bool unblocked_store(const Graph& g, const Layouts& lay, NodeId n, const std::set<NodeId>& members);
+bool unblocked_store(const Graph& g, const Layouts& lay, NodeId n, std::span<const NodeId> members);
 
 /// The assignment (see above). A tensor is blocked when it lies in a
 /// connected set of f32 4-D tensors with C % block == 0 that are

@@ -150,9 +150,7 @@ class KernelPrinter : public InlineExprPrinter {
     if (!L.global && is_global(last) && g_.node(last).out.dtype == DType::f32 &&
         lay_.is_blocked(last) == lay_.is_blocked(L.node))
       epi_alias_ = last;
-    if (!L.global && is_global(last) && g_.node(last).out.dtype == DType::f32 && lay_.is_blocked(L.node) &&
-        !lay_.is_blocked(last) && ls.size() == 4)
-      epi_unblock_ = last;
+    if (!L.global && unblocks(last)) epi_unblock_ = last;
   }
   bool in_epilogue(NodeId n) const { return std::find(epi_stages_.begin(), epi_stages_.end(), n) != epi_stages_.end(); }
 
@@ -313,11 +311,12 @@ class KernelPrinter : public InlineExprPrinter {
   // Whether loop stage n, stored NCHW, reads or computes a blocked tensor of
   // its shape: it then loops in blocked order into a blocked temporary and
   // one exact reorder stores it (fprt::unblock; graph/layout.h
-  // unblocked_stores, where the cost model counts it). Looping in NCHW
+  // unblocked_store, where the cost model counts it). Looping in NCHW
   // order read each blocked operand 16 floats apart: resnet50_bottleneck's
   // final ReLU took 0.73 ms for 3.2 MB.
   bool unblocks(NodeId n) const {
-    return is_global(n) && unblocked_store(g_, lay_, n, kp_.members);
+    const std::vector<NodeId> members(kp_.members.begin(), kp_.members.end());
+    return is_global(n) && unblocked_store(g_, lay_, n, members);
   }
   void print_unblocked_stage(const Stage& st, bool parallel) {
     const auto& s = shape(st.node);
