@@ -33,6 +33,9 @@ Ranking rank_plans(const std::vector<RankedPlan>& plans, const std::string& ours
     if (r.measured_best < 0 || meas[i] < meas[r.measured_best]) r.measured_best = k;
     if (names(plans[i].strategies, ours)) r.ours = k;
   }
+  // No plan strictly faster than ours: ours is the best (an equal median,
+  // common at microsecond resolution, is not a loss).
+  if (r.ours >= 0 && meas[r.ours] == meas[r.measured_best]) r.measured_best = r.ours;
   r.spearman = plans.size() >= 3 ? spearman(pred, meas) : std::numeric_limits<double>::quiet_NaN();
   if (r.ours >= 0) {
     r.behind_pct = (meas[r.ours] / meas[r.measured_best] - 1) * 100;

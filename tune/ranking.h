@@ -24,7 +24,7 @@ struct Ranking {
   int plans = 0;                // distinct plans ranked
   double spearman = 0;          // predicted vs measured medians; NaN with fewer than 3 plans
   int predicted_best = -1;      // index of the lowest predicted time
-  int measured_best = -1;       // index of the lowest measured median
+  int measured_best = -1;       // index of the lowest measured median (ours on an equal median)
   int ours = -1;                // the plan `ours` produced, -1 if none did
   /// Ours against the measured best: "best" (it is), "tied" (separate()
   /// cannot tell them apart: interquartile ranges overlap) or "behind".

@@ -43,6 +43,15 @@ TEST(Ranking, OursBehindOrTiedByTheInterquartileRanges) {
   EXPECT_TRUE(std::isnan(tied2.spearman));  // two plans: no rank correlation
 }
 
+// Regression: a plan listed before ours with the same median made ours
+// "tied" at 0% behind (CI's compare --rounds on a tiny model, µs medians).
+TEST(Ranking, AnEqualMedianIsOursBest) {
+  const Ranking r = rank_plans({{"unfused", 300, {12, 13, 14}}, {"cost", 100, {11, 13, 15}}, {"xla", 200, {13, 13, 13}}});
+  EXPECT_EQ(r.measured_best, 1);
+  EXPECT_EQ(r.verdict, "best");
+  EXPECT_DOUBLE_EQ(r.behind_pct, 0);
+}
+
 TEST(Ranking, NoCostPlanHasNoVerdict) {
   const Ranking r = rank_plans({{"unfused", 300, {300}}, {"xla", 100, {200}}, {"tvm", 200, {250}}});
   EXPECT_EQ(r.ours, -1);
