@@ -6,13 +6,16 @@
 //  oneDNN:   the same primitive descriptor created directly, executed on
 //            tensors already in its preferred layouts (no reorders), the
 //            best case a library user gets.
+// Then oneDNN's post-ops on the conv classes (post_op_table).
 // Usage: bench_contractions [--threads N] [--rounds K]
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -39,6 +42,10 @@ struct Case {
   bool conv;               // else MatMul
   memory::dims x, w, y;    // conv: NCHW, OIHW (grouped: [M, C/g, kh, kw]), NCHW; matmul: [.., M, K], [K, N], [.., M, N]
   int64_t stride = 1, pad = 0, group = 1;
+  // Between two 1x1 convs: fuseplan keeps the activations blocked
+  // (graph/layout.h), and its column is that conv's group alone, as inside
+  // a model; otherwise the one-op model reorders its NCHW input and output.
+  bool chain = false;
 };
 
 std::string dims(const memory::dims& d) {
@@ -52,8 +59,15 @@ std::string model_text(const Case& c) {
                   "] w) => (float[" + dims(c.y) + "] y) {\n";
   if (c.conv) {
     const std::string k = std::to_string(c.w[2]), p = std::to_string(c.pad), s = std::to_string(c.stride);
-    t += "  y = Conv <kernel_shape = [" + k + ", " + k + "], pads = [" + p + ", " + p + ", " + p + ", " + p +
-         "], strides = [" + s + ", " + s + "], group = " + std::to_string(c.group) + "> (x, w)\n";
+    const std::string conv = "Conv <kernel_shape = [" + k + ", " + k + "], pads = [" + p + ", " + p + ", " + p + ", " +
+                             p + "], strides = [" + s + ", " + s + "], group = " + std::to_string(c.group) + ">";
+    if (!c.chain) return t + "  y = " + conv + " (x, w)\n}\n";
+    const std::string in = std::to_string(c.x[1]), out = std::to_string(c.y[1]);
+    t = "<ir_version: 8, opset_import: [\"\" : 17]>\nm (float[" + dims(c.x) + "] x, float[" + dims(c.w) +
+        "] w, float[" + in + ", " + in + ", 1, 1] p, float[" + out + ", " + out + ", 1, 1] q) => (float[" +
+        dims(c.y) + "] y) {\n  a = Conv <kernel_shape = [1, 1]> (x, p)\n  y0 = " + conv +
+        " (a, w)\n  y = Conv <kernel_shape = [1, 1]> (y0, q)\n}\n";
+    return t;
   } else {
     t += "  y = MatMul(x, w)\n";
   }
@@ -73,26 +87,51 @@ double flops(const Case& c) {
 }
 
 // A direct oneDNN primitive on its preferred layouts; returns a timer.
+// Post-ops of a direct conv (the post-op table): none; a ReLU as
+// eltwise_clip(0, inf); a per-channel binary add (a bias) then that clip;
+// oneDNN's own bias then the clip.
+enum class Post { none, clip, add_clip, bias_clip };
+
 struct Direct {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
   dnnl::primitive prim;
   std::unordered_map<int, memory> args;
   std::string impl;
-  explicit Direct(const Case& c) {
+  // blocked: the conv's activations nChw16c where its channels fill
+  // 16-channel blocks, as fuseplan runs a conv between blocked tensors
+  // (graph/layout.h), else oneDNN's choice.
+  explicit Direct(const Case& c, Post post = Post::none, bool blocked = false) {
     auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); };
+    const bool b16 = blocked && c.conv && c.x[1] % 16 == 0 && c.y[1] % 16 == 0 &&
+                     (c.group == 1 || c.group == c.x[1] || (c.x[1] / c.group) % 16 == 0);
+    auto act = [&](const memory::dims& d) {
+      return b16 ? memory::desc(d, memory::data_type::f32, memory::format_tag::nChw16c) : any(d);
+    };
     if (c.conv) {
       memory::dims wd = c.w;
       if (c.group > 1) wd = {c.group, c.w[0] / c.group, c.w[1], c.w[2], c.w[3]};
+      const memory::desc channel({1, c.y[1], 1, 1}, memory::data_type::f32, memory::format_tag::abcd),
+          bias({c.y[1]}, memory::data_type::f32, memory::format_tag::a);
+      dnnl::post_ops po;
+      if (post == Post::add_clip) po.append_binary(dnnl::algorithm::binary_add, channel);
+      if (post != Post::none) po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, INFINITY);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      const auto prop = dnnl::prop_kind::forward_inference;
+      const auto alg = dnnl::algorithm::convolution_direct;
+      const memory::dims st = {c.stride, c.stride}, pad = {c.pad, c.pad};
       dnnl::convolution_forward::primitive_desc pd(
-          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                          any(c.x), any(wd), any(c.y), {c.stride, c.stride}, {0, 0}, {c.pad, c.pad},
-                                          {c.pad, c.pad}),
-          eng);
+          post == Post::bias_clip
+              ? dnnl::convolution_forward::desc(prop, alg, act(c.x), any(wd), bias, act(c.y), st, {0, 0}, pad, pad)
+              : dnnl::convolution_forward::desc(prop, alg, act(c.x), any(wd), act(c.y), st, {0, 0}, pad, pad),
+          attr, eng);
       prim = dnnl::convolution_forward(pd);
       args = {{DNNL_ARG_SRC, memory(pd.src_desc(), eng)},
               {DNNL_ARG_WEIGHTS, memory(pd.weights_desc(), eng)},
               {DNNL_ARG_DST, memory(pd.dst_desc(), eng)}};
+      if (post == Post::add_clip) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = memory(channel, eng);
+      if (post == Post::bias_clip) args[DNNL_ARG_BIAS] = memory(bias, eng);
       impl = pd.impl_info_str();
     } else {
       auto plain = [](const memory::dims& d) {
@@ -107,10 +146,20 @@ struct Direct {
               {DNNL_ARG_DST, memory(pd.dst_desc(), eng)}};
       impl = pd.impl_info_str();
     }
-    for (auto& [k, m] : args) {
+    for (auto& [k, m] : args) {  // pseudo-random values in [-1, 1] per argument, the same in every Direct of a case
       float* p = static_cast<float*>(m.get_data_handle());
-      std::fill(p, p + m.get_desc().get_size() / sizeof(float), 0.25f);
+      const std::size_t n = m.get_desc().get_size() / sizeof(float);
+      for (std::size_t i = 0; i < n; ++i) p[i] = float((i * 2654435761u + unsigned(k) * 40503u) % 2001) / 1000.0f - 1.0f;
     }
+  }
+  // dst as plain NCHW floats.
+  std::vector<float> output() {
+    const memory& dst = args.at(DNNL_ARG_DST);
+    std::vector<float> out(dst.get_desc().get_size() / sizeof(float));
+    memory plain(memory::desc(dst.get_desc().dims(), memory::data_type::f32, memory::format_tag::abcd), eng, out.data());
+    dnnl::reorder(dst, plain).execute(strm, const_cast<memory&>(dst), plain);
+    strm.wait();
+    return out;
   }
   double time_us() {
     auto t0 = std::chrono::steady_clock::now();
@@ -120,6 +169,52 @@ struct Direct {
   }
 };
 
+
+// Why a conv's epilogue runs in emitted code after the call (docs/numerics.md
+// "Contractions"): what oneDNN's post-ops cost inside the call, and whether
+// its own bias gives the bits of the conv followed by the bias Add.
+void post_op_table(const std::vector<Case>& cases, int rounds) {
+  std::cout << "### oneDNN post-ops on each conv class (direct calls on nChw16c activations where the channels fill "
+               "16-channel blocks, as fuseplan's conv chains run; median of "
+            << rounds
+            << " interleaved rounds of 5): µs and the increase over the call without post-ops; oneDNN's bias "
+               "against the conv then the bias added\n\n"
+            << "| case | impl | none µs | ReLU (eltwise_clip) | per-channel add + ReLU (binary_add) | oneDNN bias + "
+               "ReLU | elements where oneDNN's bias differs |\n|---|---|---:|---:|---:|---:|---:|\n";
+  for (const Case& c : cases) {
+    if (!c.conv || c.chain) continue;
+    Direct d[4] = {Direct(c, Post::none, true), Direct(c, Post::clip, true), Direct(c, Post::add_clip, true),
+                   Direct(c, Post::bias_clip, true)};
+    std::vector<double> t[4];
+    for (int r = 0; r < rounds; ++r)
+      for (int k = 0; k < 4; ++k) {
+        std::vector<double> ts;
+        for (int i = 0; i < 5; ++i) ts.push_back(d[k].time_us());
+        t[k].push_back(median(ts));
+      }
+    // Bits: d[0] (no bias) with the bias added after, then clipped, against d[3].
+    const std::vector<float> plain = d[0].output(), fused = d[3].output();
+    const memory& bias = d[3].args.at(DNNL_ARG_BIAS);
+    const float* b = static_cast<const float*>(bias.get_data_handle());
+    const int64_t M = c.y[1], hw = c.y[2] * c.y[3];
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+      float v = plain[i] + b[(static_cast<int64_t>(i) / hw) % M];
+      v = v > 0.f ? v : 0.f;
+      differ += std::memcmp(&v, &fused[i], sizeof v) != 0;
+    }
+    const double base = median(t[0]);
+    auto cell = [&](int k) {
+      return fixed_text(median(t[k]), 0) + " (+" + fixed_text(100 * (median(t[k]) / base - 1), 0) + "%)";
+    };
+    std::string impls = d[0].impl;  // where a post-op changed the implementation, all four
+    for (int k = 1; k < 4; ++k)
+      if (d[k].impl != d[0].impl) impls = d[0].impl + " / " + d[1].impl + " / " + d[2].impl + " / " + d[3].impl;
+    std::cout << "| " << c.name << " | " << impls << " | " << fixed_text(base, 0) << " | " << cell(1) << " | "
+              << cell(2) << " | " << cell(3) << " | " << differ << " of " << plain.size() << " |\n"
+              << std::flush;
+  }
+}
 
 }  // namespace
 
@@ -138,6 +233,12 @@ int main(int argc, char** argv) {
       {"conv 7x7/2 3->64, 224x224 (stem)", true, {1, 3, 224, 224}, {64, 3, 7, 7}, {1, 64, 112, 112}, 2, 3},
       {"depthwise 3x3 144, 56x56", true, {1, 144, 56, 56}, {144, 1, 3, 3}, {1, 144, 56, 56}, 1, 1, 144},
       {"grouped 3x3 g32 128->128, 28x28", true, {1, 128, 28, 28}, {128, 4, 3, 3}, {1, 128, 28, 28}, 1, 1, 32},
+      {"conv 3x3 64->64, 56x56, between 1x1 convs", true, {1, 64, 56, 56}, {64, 64, 3, 3}, {1, 64, 56, 56}, 1, 1, 1,
+       true},
+      {"depthwise 3x3 144, 56x56, between 1x1 convs", true, {1, 144, 56, 56}, {144, 1, 3, 3}, {1, 144, 56, 56}, 1, 1,
+       144, true},
+      {"grouped 3x3 g32 128->128, 28x28, between 1x1 convs", true, {1, 128, 28, 28}, {128, 4, 3, 3},
+       {1, 128, 28, 28}, 1, 1, 32, true},
       {"GEMM square 512x512x512", false, {512, 512}, {512, 512}, {512, 512}},
       {"GEMM tall 4096x768x768", false, {4096, 768}, {768, 768}, {4096, 768}},
       {"GEMM skinny 1x2048x1000", false, {1, 2048}, {2048, 1000}, {1, 1000}},
@@ -174,7 +275,11 @@ int main(int argc, char** argv) {
       }
       std::vector<double> ds;
       for (int k = 0; k < 5; ++k) ds.push_back(d.time_us());
-      tf.push_back(res.measured_us);
+      double us = res.measured_us;
+      if (c.chain)  // the middle conv's group alone
+        for (const GroupTiming& gt : res.groups)
+          if (gt.label == "y0") us = gt.measured_us;
+      tf.push_back(us);
       td.push_back(median(ds));
       ratio.push_back(td.back() / tf.back());
     }
@@ -184,6 +289,7 @@ int main(int argc, char** argv) {
               << fixed_text(100 * median(ratio), 0) << "% |\n"
               << std::flush;
   }
-  std::cout << "\nload average at end: " << load_averages() << "\n";
+  std::cout << "\nload average at end: " << load_averages() << "\n\n";
+  post_op_table(cases, rounds);
   return 0;
 }
