@@ -42,6 +42,7 @@ TEST_P(SharedModelPlan, CostPlanLoadsBackIdentically) {
 INSTANTIATE_TEST_SUITE_P(All, SharedModelPlan,
                          ::testing::Combine(::testing::ValuesIn(test::shared_model_files()),
                                             ::testing::Values<int64_t>(1, 64)));
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SharedModelPlan);  // no ../shared
 
 // The user's --max-group-size travels with the plan: loaded back, the
 // re-derived decisions name the cuts it made (`group_size`) again.

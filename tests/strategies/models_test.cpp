@@ -34,11 +34,7 @@ TEST_P(SharedModels, EveryStrategyGivesAValidPlanAtBatch1) {
   }
 }
 
-std::vector<std::string> model_files() {
-  return std::filesystem::exists(test::shared_models_dir()) ? test::shared_model_files() : std::vector<std::string>{};
-}
-
-INSTANTIATE_TEST_SUITE_P(Shared, SharedModels, ::testing::ValuesIn(model_files()),
+INSTANTIATE_TEST_SUITE_P(Shared, SharedModels, ::testing::ValuesIn(test::shared_model_files()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return test::model_test_name(i.param); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SharedModels);
 
