@@ -322,14 +322,15 @@ class KernelPrinter : public InlineExprPrinter {
     const auto& s = shape(st.node);
     line("{");
     ++ind_;
-    line("float* u = (float*)std::malloc(" + std::to_string(numel(s)) + "*sizeof(float)+1);");
+    const std::string bytes = std::to_string(numel(s)) + "*sizeof(float)+1";
+    line("float* u = (float*)fprt::scratch_alloc(" + bytes + ");");
     Coords c = blocked_loop_coords(open_loops({s[0], s[1] / lay_.block, s[2], s[3], lay_.block}, 0, "i", {}, parallel));
     line("u[" + blocked_offset(s, c) + "] = " + compute(st.node, c) + ";");
     close_loops();
     split_.clear();
     line("static const int64_t us[] = " + shape_array(s) + ";");
     line("fprt::unblock(u," + buf(st.node) + ",us," + std::to_string(lay_.block) + ");");
-    line("std::free(u);");
+    line("fprt::scratch_free(u, " + bytes + ");");
     --ind_;
     line("}");
   }
@@ -450,16 +451,23 @@ class KernelPrinter : public InlineExprPrinter {
     line("}");
   }
 
+  // Kernel scratch through fprt::scratch_alloc/scratch_free: a large block
+  // is kept for the kernel's next call (emit/cpu/runtime.h).
   void alloc_scratch(bool rows) {
     for (const Stage& s : kp_.stages)
-      if (!s.global && !(s.node == epi_lib_ && epi_alias_ != kNoNode))
-        line(ty(s.node) + "* s" + id(s.node) + " = (" + ty(s.node) + "*)std::malloc(" +
-             std::to_string(numel(rows ? scratch_shape(s.node) : shape(s.node))) + "*sizeof(" + ty(s.node) + ")+1);");
+      if (!s.global && !(s.node == epi_lib_ && epi_alias_ != kNoNode)) {
+        const std::string bytes =
+            std::to_string(numel(rows ? scratch_shape(s.node) : shape(s.node))) + "*sizeof(" + ty(s.node) + ")+1";
+        scratch_bytes_[s.node] = bytes;
+        line(ty(s.node) + "* s" + id(s.node) + " = (" + ty(s.node) + "*)fprt::scratch_alloc(" + bytes + ");");
+      }
   }
   void free_scratch() {
     for (const Stage& s : kp_.stages)
-      if (!s.global && !(s.node == epi_lib_ && epi_alias_ != kNoNode)) line("std::free(s" + id(s.node) + ");");
+      if (!s.global && !(s.node == epi_lib_ && epi_alias_ != kNoNode))
+        line("fprt::scratch_free(s" + id(s.node) + ", " + scratch_bytes_.at(s.node) + ");");
   }
+  std::map<NodeId, std::string> scratch_bytes_;  // alloc_scratch's byte count per scratch stage
 
   void print_flat() {
     alloc_scratch(false);
