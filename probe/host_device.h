@@ -31,7 +31,8 @@ inline constexpr const char* kHostDeviceName = "host-cpu";
 /// Whether `name` means the probed host: "host" or "host-cpu".
 bool is_host_device_name(std::string_view name);
 
-/// fuseplan's version ("0.1.0", the CMake project version), part of the key.
+/// fuseplan's version (the CMake project version, raised when the probe
+/// measures more: 0.2.0 added the reduction chains), part of the key.
 const char* fuseplan_version();
 
 /// What makes two machines' probes interchangeable: a probe is reused only on

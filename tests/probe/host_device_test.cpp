@@ -113,7 +113,7 @@ TEST(HostKey, ThisHostsKeyIsWhatTheSystemReports) {
   const HostKey k = this_host_key();
   EXPECT_EQ(k.cores, host_info().cores);
   EXPECT_EQ(k.version, std::string(fuseplan_version()));
-  EXPECT_EQ(k.version, "0.1.0");  // CMakeLists.txt project(VERSION)
+  EXPECT_EQ(k.version, "0.2.0");  // CMakeLists.txt project(VERSION)
   // MemTotal, read here independently.
   std::ifstream meminfo("/proc/meminfo");
   std::uint64_t kb = 0;
