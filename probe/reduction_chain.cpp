@@ -18,23 +18,24 @@ constexpr int kRounds = 101;  // rounds per call
 constexpr int kCalls = 5;     // calls, each kernel's best over all
 
 // The accumulator's start and step as emit/cpu/cpp_printer.cpp reduce_loop
-// prints them for a float ReduceSum and ReduceMax.
+// prints them for a float ReduceSum and ReduceMax (a test holds them equal).
 struct Chain {
-  const char* name;
   const char* init;
   const char* step;
 };
 constexpr Chain kChains[2] = {
-    {"sum", "(float)0", "acc = (float)(acc + v0);"},
-    {"max", "(std::numeric_limits<float>::has_infinity ? -std::numeric_limits<float>::infinity() : "
+    {"(float)0", "acc = (float)(acc + v0);"},
+    {"(std::numeric_limits<float>::has_infinity ? -std::numeric_limits<float>::infinity() : "
             "std::numeric_limits<float>::lowest())",
      "acc = fprt::max_(acc, v0);"},
 };
 
+}  // namespace
+
 // One kernel per chain and row length, shaped like an emitted reduction
 // group (restrict pointers, constant trip counts, one output per row), then
 // a timer over all of them in turn: b[0] is a double[4], best ns each.
-std::string probe_source() {
+std::string reduction_chain_source() {
   std::ostringstream s;
   s << "\n#include <chrono>\n#include <random>\n";
   for (int c = 0; c < 2; ++c)
@@ -68,10 +69,8 @@ std::string probe_source() {
   return s.str();
 }
 
-}  // namespace
-
 ReductionChainTiming reduction_chain_ns() {
-  auto lib = cpu::compile_and_load(std::string(cpu::kRuntimeText) + probe_source());
+  auto lib = cpu::compile_and_load(std::string(cpu::kRuntimeText) + reduction_chain_source());
   std::vector<double> t(4, 1e30), call(4, 0.0);
   void* args[1] = {call.data()};
   auto fn = lib->kernel("fp_probe_reduction_chains");

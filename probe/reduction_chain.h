@@ -26,4 +26,9 @@ struct ReductionChainTiming {
 /// longer row took no longer (the caller keeps 0: fitted by calibration).
 ReductionChainTiming reduction_chain_ns();
 
+/// The timed source (without the runtime text): its accumulator start and
+/// step are the printer's reduce_loop's, copied; tests/probe/probe_test.cpp
+/// holds the two to the same text.
+std::string reduction_chain_source();
+
 }  // namespace fuseplan

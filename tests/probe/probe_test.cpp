@@ -11,6 +11,8 @@
 #include "probe/contraction.h"
 #include "probe/reduction_chain.h"
 #include "probe/transcendental.h"
+#include "emit/cpu/cpu_backend.h"
+#include "tests/builder.h"
 #include "tests/costmodel/cost_test_util.h"
 
 TEST(Probe, HostInfoHasCoresAndCaches) {
@@ -165,6 +167,29 @@ TEST(Probe, TranscendentalOpsAreTimedPerElement) {
 // each step waits for the last, so between 0.05 and 50 ns per element
 // (0.74 and 0.58 on a Zen 4 thread: a float add's and a max's latency), and
 // the note gives both.
+// The probe's loops are the printer's (emit/cpu/cpp_printer.cpp reduce_loop):
+// the accumulator's start and step of a float ReduceSum and ReduceMax,
+// emitted and in the probe's source, are the same text; a change of the
+// canonical order shows here first.
+TEST(Probe, ReductionChainLoopsAreTheEmittedOnes) {
+  fuseplan::test::Builder b;
+  auto x = b.input("x", {8, 256});
+  const std::map<std::string, fuseplan::AttrValue> row = {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}};
+  auto s = b.op("s", "ReduceSum", fuseplan::OpClass::reduction, {x}, {8}, row);
+  auto m = b.op("m", "ReduceMax", fuseplan::OpClass::reduction, {x}, {8}, row);
+  auto& g = b.done({s, m});
+  const std::string emitted = fuseplan::cpu::plan_source(g, fuseplan::test::unfused_plan(g));
+  const std::string probe = fuseplan::reduction_chain_source();
+  for (const std::string& text :
+       {std::string("float acc = (float)0;"), std::string("acc = (float)(acc + v"),
+        std::string("float acc = (std::numeric_limits<float>::has_infinity ? -std::numeric_limits<float>::infinity() : "
+                    "std::numeric_limits<float>::lowest());"),
+        std::string("acc = fprt::max_(acc, v")}) {
+    EXPECT_NE(emitted.find(text), std::string::npos) << text << "\n" << emitted;
+    EXPECT_NE(probe.find(text), std::string::npos) << text << "\n" << probe;
+  }
+}
+
 TEST(Probe, ReductionChainsAreTimedPerStep) {
   const fuseplan::ReductionChainTiming r = fuseplan::reduction_chain_ns();
   EXPECT_GT(r.sum_ns, 0.05);
