@@ -17,6 +17,7 @@
 #include "costmodel/contraction.h"
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
+#include "graph/op_attrs.h"
 #include "graph/op_traits.h"
 
 namespace fuseplan {
@@ -82,6 +83,7 @@ double primitive_flops(const Graph& g, NodeId n) {
       return p.kind == Op::Resize && p.attr_string("mode", "nearest") == "linear" ? out * kResizeLinear : 0;
     case OpClass::elementwise:
     case OpClass::broadcast:
+      if (const int muls = pow_multiplies(g, n)) return out * muls;
       return out * traits(p).flops;
     case OpClass::reduction: {
       if (p.kind == Op::MaxPool || p.kind == Op::AveragePool) {
@@ -152,7 +154,8 @@ const NodeFacts& node_facts(const Graph& g, NodeId n) {
     f.flops = primitive_flops(g, n);
     if (const std::optional<ContractionClass> c = contraction_class(g, n)) f.contraction_class = static_cast<int>(*c);
     f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
-    f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && traits(p).transcendental();
+    f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) &&
+                       traits(p).transcendental() && pow_multiplies(g, n) == 0;
     consumer_facts(g, n, f);
     for (NodeId c : g.consumers(n)) f.read_in_part = f.read_in_part || reads_in_part(g, c, n);
     return f;

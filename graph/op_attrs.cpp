@@ -135,4 +135,17 @@ bool reads_as_immediate(const Primitive& consumer, const Primitive& operand) {
   return is_immediate(operand) && consumer.op_class != OpClass::source && !is_library_op(consumer);
 }
 
+int pow_multiplies(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  if (p.kind != Op::Pow || !p.out.known || (p.out.dtype != DType::f32 && p.out.dtype != DType::f64)) return 0;
+  for (const InEdge& e : g.in_edges(n)) {
+    if (e.operand != 1) continue;
+    const Primitive& y = g.node(e.src);
+    if (!reads_as_immediate(p, y)) return 0;
+    const double v = const_element<double>(y.data, 0);
+    return v == 2 ? 1 : (v == 3 ? 2 : 0);
+  }
+  return 0;
+}
+
 }  // namespace fuseplan

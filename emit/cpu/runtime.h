@@ -163,13 +163,21 @@ template <class T> inline T mod_(T a, T b, int fmod_mode) {
     return r;
   }
 }
+// Pow: exponents 2 and 3 are x*x and (x*x)*x (graph/op_attrs.h
+// pow_multiplies: what ONNX Runtime and PyTorch compute), any other the
+// libm pow. All three are computed and one picked by select (a ternary
+// keeps GCC from vectorising the loop), so a loop over a tensor exponent
+// still vectorises; with an immediate exponent GCC drops the unused (const)
+// call.
 template <class T, class E> inline T pow_(T a, E b) {
   if constexpr (std::numeric_limits<T>::is_integer) {
     return T(std::pow(double(a), double(b)));
-  } else if constexpr (std::is_same_v<T, float>) {
-    return fp_powf(a, T(b));
   } else {
-    return std::pow(a, T(b));
+    T p;
+    if constexpr (std::is_same_v<T, float>) p = fp_powf(a, T(b)); else p = std::pow(a, T(b));
+    const T sq = a * a, cube = sq * a;  // unconditional: a select of values, no branch
+    const T e = T(b);
+    return select(e == T(2), sq, select(e == T(3), cube, p));
   }
 }
 template <class U, class T> inline U cast(T x) {

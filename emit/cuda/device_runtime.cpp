@@ -110,8 +110,11 @@ template <class T> FP_D T mod_(T a, T b, int fmod_mode) {
     return r;
   }
 }
+// Exponents 2 and 3 are x*x and (x*x)*x, as fprt::pow_ on the CPU
+// (graph/op_attrs.h pow_multiplies).
 template <class T, class E> FP_D T pow_(T a, E b) {
-  if constexpr (numeric_limits<T>::is_integer) return T(pow(double(a), double(b))); else return pow(a, T(b));
+  if constexpr (numeric_limits<T>::is_integer) return T(pow(double(a), double(b)));
+  else { const T sq = a * a; return T(b) == T(2) ? sq : (T(b) == T(3) ? T(sq * a) : pow(a, T(b))); }
 }
 template <class U, class T> FP_D U cast(T x) {
   if constexpr (sizeof(U) == 1 && U(2) == U(1)) return x != T(0); else return static_cast<U>(x);

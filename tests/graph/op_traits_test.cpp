@@ -242,7 +242,9 @@ TEST(OpTraits, CostModelFactsMatchTheReplacedLists) {
     const OpTraits& t = traits(op_from_name(op));
     EXPECT_EQ(t.flops, OldFlopsPerElem(op)) << op;
     EXPECT_EQ(t.transcendental(), OldIsTranscendental(op)) << op;
-    if (OldIsTranscendental(op)) EXPECT_EQ(to_string(t.libm), OldLibmRoutine(op)) << op;
+    if (OldIsTranscendental(op)) {
+      EXPECT_EQ(to_string(t.libm), OldLibmRoutine(op)) << op;
+    }
     EXPECT_EQ(t.control_flow, OldIsControlFlow(op)) << op;
   }
   EXPECT_EQ(traits(Op::Sigmoid).flops, 13);

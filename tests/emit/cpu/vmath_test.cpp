@@ -110,12 +110,36 @@ TEST(Vmath, VectorisedKernelLoopsReturnTheReferenceBits) {
     }
     EXPECT_EQ(worse_than_1ulp, 0);
   }
+  // x^3 is (x*x)*x (graph/op_attrs.h pow_multiplies), in the vector loop too.
   lib->kernel("fp_pow3")(b);
-  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(bits(y[i]), bits(fprt::pow_(x[i], 3.0f))) << x[i];
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float sq = x[i] * x[i];
+    ASSERT_EQ(bits(y[i]), bits(sq * x[i])) << x[i];
+  }
   EXPECT_EQ(fprt::pow_(-2.0f, 3.0f), -8.0f);  // a negative base with an integer exponent
   lib->kernel("fp_powxx")(b);
   for (std::size_t i = 0; i < x.size(); ++i)
     ASSERT_EQ(bits(y[i]), bits(fprt::pow_(x[i], x[x.size() - 1 - i]))) << x[i];
+}
+
+// Pow with exponent 2 or 3 is multiplies (graph/op_attrs.h pow_multiplies),
+// for a float or double base and whatever the exponent's type; ONNX Runtime
+// and PyTorch return these bits. 2.5 and 4 stay the libm pow.
+TEST(Vmath, PowTwoAndThreeAreMultiplies) {
+  const std::vector<float> x = sweep();
+  for (float v : x) {
+    const float sq = v * v;
+    ASSERT_EQ(bits(fprt::pow_(v, 2.0f)), bits(sq)) << v;
+    ASSERT_EQ(bits(fprt::pow_(v, 3.0f)), bits(sq * v)) << v;
+    ASSERT_EQ(bits(fprt::pow_(v, int64_t{3})), bits(sq * v)) << v;
+    ASSERT_EQ(bits(fprt::pow_(v, 4.0f)), bits(fp_powf(v, 4.0f))) << v;
+    const double d = v, dsq = d * d, dcube = dsq * d, dp = fprt::pow_(d, 3.0f);
+    ASSERT_EQ(std::memcmp(&dp, &dcube, sizeof dp), 0) << v;
+  }
+  EXPECT_EQ(bits(fprt::pow_(-0.0f, 3.0f)), bits(-0.0f));
+  EXPECT_EQ(bits(fprt::pow_(-0.0f, 2.0f)), bits(0.0f));
+  EXPECT_EQ(fprt::pow_(-INFINITY, 3.0f), -INFINITY);
+  EXPECT_EQ(fprt::pow_(2.0f, 2.5f), fp_powf(2.0f, 2.5f));
 }
 
 TEST(Vmath, SpecialValuesAreC99s) {
