@@ -156,6 +156,8 @@ const NodeFacts& node_facts(const Graph& g, NodeId n) {
     f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
     f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) &&
                        traits(p).transcendental() && pow_multiplies(g, n) == 0;
+    if (const TensorType* in = operand_type(g, n, 0); in && traits(p).reduce != ReduceKind::none)
+      f.reduce_lanes = static_cast<double>(reduce_lanes(reduce_params(p, in->rank()), in->shape, in->dtype));
     consumer_facts(g, n, f);
     for (NodeId c : g.consumers(n)) f.read_in_part = f.read_in_part || reads_in_part(g, c, n);
     return f;
@@ -360,10 +362,11 @@ GroupFlops group_flops(const GroupView& v, const DeviceSpec* d) {
     if (nf.is_pool)
       out.pool_steps += static_cast<double>(g.numel(n)) * nf.pool_window * out.times[i];
     else if (p.kind == Op::ReduceMax || p.kind == Op::ReduceMin)
-      out.select_steps += nf.work_elems * out.times[i];
+      out.select_steps += nf.work_elems / nf.reduce_lanes * out.times[i];
     else if (g.numel(n) > 0) {
-      double outs = static_cast<double>(g.numel(n)), row = nf.work_elems / outs;
-      out.reduction_steps += outs * std::max(0.0, row - kReduceOverlapSteps) * out.times[i];
+      const double outs = static_cast<double>(g.numel(n)), row = nf.work_elems / outs;
+      const double chain = nf.reduce_lanes > 1 ? row / nf.reduce_lanes + std::log2(nf.reduce_lanes) : row;
+      out.reduction_steps += outs * std::max(0.0, chain - kReduceOverlapSteps) * out.times[i];
     }
   }
   return out;

@@ -1,5 +1,6 @@
 #include "exec/reference.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -275,21 +276,31 @@ Tensor eval_reduce(const Primitive& p, const Tensor& x) {
       const T* in = x.ptr<T>();
       T* out = y.ptr<T>();
       std::vector<int64_t> ic(ir);
+      // The canonical order (graph/op_attrs.h reduce_lanes): lane = last
+      // reduced coordinate mod lanes, then fprt::fold_lanes.
+      static_assert(fprt::kReduceLanes == kReduceLanes);
+      const int64_t lanes = reduce_lanes(rp, x.shape, x.dtype);
+      const int last = static_cast<int>(rshape.size()) - 1;
+      T init = rp.kind == ReduceKind::max ? std::numeric_limits<T>::lowest() : (rp.kind == ReduceKind::prod ? T(1) : T(0));
+      if (rp.kind == ReduceKind::max && std::numeric_limits<T>::has_infinity) init = -std::numeric_limits<T>::infinity();
+      if (rp.kind == ReduceKind::min) init = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                                       : std::numeric_limits<T>::max();
+      const int fold = rp.kind == ReduceKind::prod ? 1 : rp.kind == ReduceKind::max ? 2 : rp.kind == ReduceKind::min ? 3 : 0;
+      T acc[kReduceLanes];
       for_each_index(kept, [&](const int64_t* c, int64_t i) {
-        T acc = rp.kind == ReduceKind::max ? std::numeric_limits<T>::lowest() : (rp.kind == ReduceKind::prod ? T(1) : T(0));
-        if (rp.kind == ReduceKind::max && std::numeric_limits<T>::has_infinity) acc = -std::numeric_limits<T>::infinity();
-        if (rp.kind == ReduceKind::min) acc = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                                                         : std::numeric_limits<T>::max();
+        std::fill(acc, acc + kReduceLanes, init);
         for_each_index(rshape, [&](const int64_t* rc, int64_t) {
           for (int d = 0, k = 0; d < ir; ++d) ic[d] = red[d] ? rc[k++] : c[d];
           T v = in[flat(x.shape, ic.data())];
-          if (rp.kind == ReduceKind::max) acc = fprt::max_(acc, v);
-          else if (rp.kind == ReduceKind::min) acc = fprt::min_(acc, v);
-          else if (rp.kind == ReduceKind::prod) acc = T(acc * v);
-          else acc = T(acc + v);
+          T& a = acc[lanes > 1 ? rc[last] % lanes : 0];
+          if (rp.kind == ReduceKind::max) a = fprt::max_(a, v);
+          else if (rp.kind == ReduceKind::min) a = fprt::min_(a, v);
+          else if (rp.kind == ReduceKind::prod) a = T(a * v);
+          else a = T(a + v);
         });
-        if (rp.kind == ReduceKind::mean) acc = fprt::div_(acc, T(count));
-        out[i] = acc;
+        T r = lanes > 1 ? fprt::fold_lanes(acc, fold) : acc[0];
+        if (rp.kind == ReduceKind::mean) r = fprt::div_(r, T(count));
+        out[i] = r;
       });
     } else {
       throw Error("reference executor: cannot reduce bool tensor '" + p.name + "'");

@@ -97,6 +97,14 @@ ReduceParams reduce_params(const Primitive& p, int in_rank) {
   return rp;
 }
 
+int64_t reduce_lanes(const ReduceParams& rp, const std::vector<int64_t>& in_shape, DType t) {
+  if ((t != DType::f32 && t != DType::f64) || rp.axes.empty()) return 1;
+  const int last = rp.axes.back();  // sorted by reduce_params
+  if (last < 0 || last >= static_cast<int>(in_shape.size())) return 1;
+  const int64_t len = in_shape[static_cast<std::size_t>(last)];
+  return len > 0 && len % kReduceLanes == 0 ? kReduceLanes : 1;
+}
+
 namespace {
 const double kInf = std::numeric_limits<double>::infinity();
 }  // namespace

@@ -6,7 +6,9 @@
 // previous one (no reassociation under -fno-fast-math), so a long row costs
 // its latency chain, not its bandwidth: the cost model prices it as
 // reduction_steps × reduce_step_ns and select_steps × select_step_ns
-// (costmodel/flops.cpp, CpuSpec).
+// (costmodel/flops.cpp, CpuSpec). A row in kReduceLanes lanes
+// (graph/op_attrs.h reduce_lanes) is a chain of vector steps, each waiting
+// on the add as a scalar step does: the same price per step.
 #pragma once
 
 #include <string>
@@ -19,7 +21,7 @@ struct ReductionChainTiming {
   std::string note;   // one line: sizes, rounds, both values
 };
 
-/// The slope of each chain's time between rows of 256 and 2048 elements (8
+/// The slope of each chain's time between rows of 255 and 2047 elements (8
 /// rows each, 8 and 64 KiB: in the private caches, so the time is the
 /// chain's), best of 5 calls × 101 rounds that time both kinds and sizes in
 /// turn. Throws Error when the compiler or the loaded kernel fails, or a

@@ -336,10 +336,15 @@ class KernelPrinter : public InlineExprPrinter {
   }
 
   // Reduction n at output coordinates c in the canonical CPU order (the
-  // reference executor's): `acc` starts at the identity and folds the
-  // reduced elements one by one in row-major order over loops named
-  // <var><d>; a mean divides once at the end. A nested reduction's reduced
-  // input (search/nested_reduction.h) prints its own loop inside this one.
+  // reference executor's, graph/op_attrs.h reduce_lanes): `acc` starts at
+  // the identity and folds the reduced elements one by one in row-major
+  // order over loops named <var><d>; or, in lanes, the last reduced loop
+  // steps kReduceLanes elements at a time and an inner loop <var>l0 over the
+  // lanes folds each into its own accumulator <acc>_l[<var>l0] (independent
+  // chains GCC vectorises without reassociating, `omp simd`), and fprt::fold_lanes
+  // folds the lanes. A mean divides once at the end. A nested reduction's
+  // reduced input (search/nested_reduction.h) prints its own loop inside
+  // this one.
   void reduce_loop(NodeId n, const Coords& c, const std::string& acc, const std::string& var) {
     NodeId in = g_.operands(n)[0];
     const auto& is = shape(in);
@@ -350,11 +355,28 @@ class KernelPrinter : public InlineExprPrinter {
     if (rp.kind == ReduceKind::prod) init = "(" + T + ")1";
     if (rp.kind == ReduceKind::max) init = "(" + lim + "::has_infinity ? -" + lim + "::infinity() : " + lim + "::lowest())";
     if (rp.kind == ReduceKind::min) init = "(" + lim + "::has_infinity ? " + lim + "::infinity() : " + lim + "::max())";
-    line(T + " " + acc + " = " + init + ";");
+    const int64_t lanes = reduce_lanes(rp, is, g_.node(in).out.dtype);
+    const std::string a = lanes > 1 ? acc + "_l[" + var + "l0]" : acc;  // the accumulator a step folds into
+    if (lanes > 1) {
+      line(T + " " + acc + ";");
+      line(T + " " + acc + "_l[" + std::to_string(lanes) + "];");
+      line("for (int l = 0; l < " + std::to_string(lanes) + "; ++l) " + acc + "_l[l] = " + init + ";");
+    } else {
+      line(T + " " + acc + " = " + init + ";");
+    }
     std::vector<int64_t> rshape;
     int64_t count = 1;
-    for (int a : rp.axes) { rshape.push_back(is[a]); count *= is[a]; }
+    for (int ax : rp.axes) { rshape.push_back(is[ax]); count *= is[ax]; }
+    if (lanes > 1) rshape.back() /= lanes;
     Coords rc = open_loops(rshape, 0, var, {}, false);
+    if (lanes > 1) {
+      // The lanes are independent (each iteration folds into its own
+      // accumulator): `omp simd` says so, or GCC unrolls a short lane loop
+      // and finds no reduction pattern in 16 max_ chains.
+      const std::string outer = rc.back();
+      line("#pragma omp simd");
+      rc.back() = "(" + outer + "*" + std::to_string(lanes) + "+" + open_loops({lanes}, 0, var + "l", {}, false)[0] + ")";
+    }
     Coords ic;
     for (int d = 0, k = 0, o = 0; d < static_cast<int>(is.size()); ++d) {
       bool red = std::find(rp.axes.begin(), rp.axes.end(), d) != rp.axes.end();
@@ -362,11 +384,16 @@ class KernelPrinter : public InlineExprPrinter {
       if (!red) ++o;
     }
     std::string v = val(in, ic);
-    if (rp.kind == ReduceKind::max) line(acc + " = fprt::max_(" + acc + ", " + v + ");");
-    else if (rp.kind == ReduceKind::min) line(acc + " = fprt::min_(" + acc + ", " + v + ");");
-    else if (rp.kind == ReduceKind::prod) line(acc + " = (" + T + ")(" + acc + " * " + v + ");");
-    else line(acc + " = (" + T + ")(" + acc + " + " + v + ");");
+    if (rp.kind == ReduceKind::max) line(a + " = fprt::max_(" + a + ", " + v + ");");
+    else if (rp.kind == ReduceKind::min) line(a + " = fprt::min_(" + a + ", " + v + ");");
+    else if (rp.kind == ReduceKind::prod) line(a + " = (" + T + ")(" + a + " * " + v + ");");
+    else line(a + " = (" + T + ")(" + a + " + " + v + ");");
+    if (lanes > 1) close_loops();
     close_loops();
+    if (lanes > 1) {
+      const int fold = rp.kind == ReduceKind::prod ? 1 : rp.kind == ReduceKind::max ? 2 : rp.kind == ReduceKind::min ? 3 : 0;
+      line(acc + " = fprt::fold_lanes(" + acc + "_l, " + std::to_string(fold) + ");");
+    }
     if (rp.kind == ReduceKind::mean) line(acc + " = fprt::div_(" + acc + ", (" + T + ")" + std::to_string(count) + ");");
   }
 

@@ -138,6 +138,17 @@ template <class T> inline T min_(T a, T b) {
   const T m = b < a ? b : a;
   return b != b ? b : m;
 }
+// Reductions in lanes (graph/op_attrs.h reduce_lanes, docs/numerics.md):
+// the pairwise fold of kReduceLanes partial results, lane l taking lane
+// l + h for h = 8, 4, 2, 1. kind: 0 sum or mean, 1 prod, 2 max, 3 min.
+inline constexpr int kReduceLanes = 16;
+template <class T> inline T fold_lanes(T* a, int kind) {
+  for (int h = kReduceLanes / 2; h >= 1; h /= 2)
+    for (int l = 0; l < h; ++l)
+      a[l] = kind == 0 ? T(a[l] + a[l + h]) : kind == 1 ? T(a[l] * a[l + h]) : kind == 2 ? max_(a[l], a[l + h])
+                                                                                       : min_(a[l], a[l + h]);
+  return a[0];
+}
 // Integer Div and Mod are total (docs/numerics.md): x / 0 and x % 0 are 0,
 // and a signed x / -1 is the two's complement negation, so INT_MIN / -1
 // wraps to INT_MIN and INT_MIN % -1 is 0 (the hardware divide traps there:

@@ -831,7 +831,10 @@ TEST(CostCpu, CumSumChainsAreSerialReductionSteps) {
 // window) at reduce_step_ns / select_step_ns / pool_step_ns when set; 0 by
 // default, so default predictions do not change.
 TEST(CostCpu, ReductionAndPoolStepsAtTheirOwnRates) {
-  constexpr int64_t R = 64, C = 1024;
+  // Rows of 1000, no multiple of 16: folded one by one (graph/op_attrs.h
+  // reduce_lanes), a chain of 1000 steps per row. sl, ml: rows of 2048 in
+  // 16 lanes, a chain of 2048 / 16 + log2 16 = 132 vector steps.
+  constexpr int64_t R = 64, C = 1000;
   GraphBuilder b;
   NodeId x = b.input("x", {R, C});
   NodeId bias = b.weight("bias", {C});
@@ -842,7 +845,11 @@ TEST(CostCpu, ReductionAndPoolStepsAtTheirOwnRates) {
                    {{"axes", AttrValue{std::vector<int64_t>{1}}}});  // rows of 32: inside the overlap window
   NodeId p = b.op("p", "MaxPool", OpClass::reduction, {1, 1, 8, 8}, {b.input("img", {1, 1, 16, 16})},
                   {{"kernel_shape", AttrValue{std::vector<int64_t>{2, 2}}}, {"strides", AttrValue{std::vector<int64_t>{2, 2}}}});
-  Graph g = b.finish({s, mx, sh, p});
+  NodeId sl = b.op("sl", "ReduceSum", OpClass::reduction, {R, 1}, {b.input("xl", {R, 2048})},
+                   {{"axes", AttrValue{std::vector<int64_t>{1}}}});
+  NodeId ml = b.op("ml", "ReduceMax", OpClass::reduction, {R, 1}, {b.input("xm", {R, 2048})},
+                   {{"axes", AttrValue{std::vector<int64_t>{1}}}});
+  Graph g = b.finish({s, mx, sh, p, sl, ml});
   DeviceSpec d = testing::cpu_spec();  // fp32 1 TFLOP/s = 1e6 FLOP/us, e_cmp 0.7
   EXPECT_EQ(d.cpu->reduce_step_ns, 0);
   EXPECT_EQ(d.cpu->select_step_ns, 0);
@@ -861,6 +868,8 @@ TEST(CostCpu, ReductionAndPoolStepsAtTheirOwnRates) {
   EXPECT_DOUBLE_EQ(flops_of({"mx"}).reduction_steps, 0);
   EXPECT_DOUBLE_EQ(flops_of({"p"}).pool_steps, 8 * 8 * 4);  // 64 outputs × 2×2 window
   EXPECT_DOUBLE_EQ(flops_of({"p"}).reduction_steps, 0);
+  EXPECT_DOUBLE_EQ(flops_of({"sl"}).reduction_steps, double(R * (132 - 64)));
+  EXPECT_DOUBLE_EQ(flops_of({"ml"}).select_steps, double(R * 2048 / 16));
 
   Group grp = make_group(g, {"y", "s"});
   GroupCost c0 = cost(g, grp, d);
@@ -871,7 +880,7 @@ TEST(CostCpu, ReductionAndPoolStepsAtTheirOwnRates) {
   EXPECT_NEAR(c1.t_compute_us, c0.t_compute_us + R * (C - 64) * 0.5e-3, 1e-9);
   EXPECT_EQ(c1.bound, "compute");
   EXPECT_NEAR(c1.predicted_us, c1.t_compute_us + c1.launch_us, 1e-9);
-  EXPECT_NE(c1.breakdown.find("reduction steps 61440 × 0.500 ns + max/min steps 0 × 1.500 ns + pool steps 0 × 2.000 ns"),
+  EXPECT_NE(c1.breakdown.find("reduction steps 59904 × 0.500 ns + max/min steps 0 × 1.500 ns + pool steps 0 × 2.000 ns"),
             std::string::npos)
       << c1.breakdown;
   GroupCost m0 = cost(g, make_group(g, {"mx"}), testing::cpu_spec()), m1 = cost(g, make_group(g, {"mx"}), d);

@@ -39,6 +39,35 @@ TEST(Reference, SoftmaxOfOneTwoThree) {
   expect_near(values(run(g)[y]), {0.09003057, 0.24472847, 0.66524096}, 1e-7);
 }
 
+// The canonical reduction order (graph/op_attrs.h reduce_lanes). A row of
+// 32 (a multiple of 16) sums in 16 lanes: lane 0 holds 1e8 and -1e8 (0),
+// lanes 1-15 hold two ones each (2), folded: 30 exactly. A row of 24 sums
+// one by one: 1e8 absorbs each of the 11 ones that follow it (its ULP is
+// 8), -1e8 cancels it, and the last 11 ones give 11. Max in lanes is the
+// max. The emitted kernels return the same bits (tests/emit/cpu).
+TEST(Reference, ReductionsFoldInSixteenLanesWhereTheRowAllows) {
+  auto row = [](int64_t n) {
+    std::vector<float> v(static_cast<std::size_t>(n), 1.0f);
+    v[0] = 1e8f;
+    v[static_cast<std::size_t>(n / 2)] = -1e8f;
+    return v;
+  };
+  Builder b;
+  auto x32 = b.weight("x32", {1, 32}, row(32));
+  auto x24 = b.weight("x24", {1, 24}, row(24));
+  const std::map<std::string, AttrValue> last = {{"axes", V{1}}, {"keepdims", int64_t{0}}};
+  auto s32 = b.op("s32", "ReduceSum", OpClass::reduction, {x32}, {1}, last);
+  auto m32 = b.op("m32", "ReduceMean", OpClass::reduction, {x32}, {1}, last);
+  auto s24 = b.op("s24", "ReduceSum", OpClass::reduction, {x24}, {1}, last);
+  auto mx32 = b.op("mx32", "ReduceMax", OpClass::reduction, {x32}, {1}, last);
+  auto& g = b.done({s32, m32, s24, mx32});
+  const std::vector<Tensor> t = run(g);
+  EXPECT_EQ(t[s32].get(0), 30.0);
+  EXPECT_EQ(t[m32].get(0), static_cast<double>(30.0f / 32.0f));
+  EXPECT_EQ(t[s24].get(0), 11.0);
+  EXPECT_EQ(t[mx32].get(0), 1e8);
+}
+
 TEST(Reference, LayerNormOfFourValues) {
   Builder b;
   auto x = b.weight("x", {1, 4}, {1, 2, 3, 4});

@@ -173,7 +173,7 @@ TEST(Probe, TranscendentalOpsAreTimedPerElement) {
 // canonical order shows here first.
 TEST(Probe, ReductionChainLoopsAreTheEmittedOnes) {
   fuseplan::test::Builder b;
-  auto x = b.input("x", {8, 256});
+  auto x = b.input("x", {8, 255});  // rows the backend folds one by one, as the probe's
   const std::map<std::string, fuseplan::AttrValue> row = {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}};
   auto s = b.op("s", "ReduceSum", fuseplan::OpClass::reduction, {x}, {8}, row);
   auto m = b.op("m", "ReduceMax", fuseplan::OpClass::reduction, {x}, {8}, row);

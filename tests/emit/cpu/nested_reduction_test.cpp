@@ -76,15 +76,19 @@ TEST(CpuNestedReduction, SumThenMaxIsOneLoopNestWithoutScratch) {
   EXPECT_EQ(kp[0].row_dims, 0);
   const std::string fn = function_text(cpu::print_cpp(g, kp), 0);
   const std::string S = std::to_string(s);
-  EXPECT_EQ(count(fn, "for ("), 3) << fn;  // y's outputs, y's row, s's row inside it
+  // y's outputs; y's row of 16 in one step of 16 lanes, s's row of 32 in
+  // two (graph/op_attrs.h reduce_lanes): a step loop and a lane loop each;
+  // and each accumulator's lane initialisation.
+  EXPECT_EQ(count(fn, "for (int64_t"), 5) << fn;
+  EXPECT_EQ(count(fn, "for (int l = 0; l < 16; ++l)"), 2) << fn;
   EXPECT_EQ(count(fn, "// nested ReduceSum 's'"), 1) << fn;
   EXPECT_EQ(count(fn, "malloc"), 0) << fn;  // s never leaves registers
   EXPECT_EQ(count(fn, "t" + S + "["), 0) << fn;
   EXPECT_EQ(count(fn, "t" + std::to_string(x) + "["), 1) << fn;  // one load of x, in the inner loop
   // The inner loop sits inside the outer one: its accumulator folds into y's.
-  const std::size_t outer_loop = fn.find("for (int64_t r0 = 0; r0 < 16; ++r0)");
-  const std::size_t inner_loop = fn.find("for (int64_t r" + S + "_0 = 0; r" + S + "_0 < 32; ++r" + S + "_0)");
-  const std::size_t fold = fn.find("acc = fprt::max_(acc, ");
+  const std::size_t outer_loop = fn.find("for (int64_t rl0 = 0; rl0 < 16; ++rl0)");
+  const std::size_t inner_loop = fn.find("for (int64_t r" + S + "_0 = 0; r" + S + "_0 < 2; ++r" + S + "_0)");
+  const std::size_t fold = fn.find("acc_l[rl0] = fprt::max_(acc_l[rl0], ");
   ASSERT_NE(outer_loop, std::string::npos) << fn;
   ASSERT_NE(inner_loop, std::string::npos) << fn;
   EXPECT_LT(outer_loop, inner_loop);
@@ -104,7 +108,7 @@ TEST(CpuNestedReduction, AnIntermediateReadOutsideIsStoredInsideTheNest) {
   EXPECT_EQ(kp[0].stores, (std::vector<NodeId>{s, y}));
   const std::string fn = function_text(cpu::print_cpp(g, kp), 0);
   EXPECT_EQ(count(fn, "t" + std::to_string(s) + "["), 1) << fn;  // one store, where the nest computes it
-  EXPECT_EQ(count(fn, "for ("), 3) << fn;
+  EXPECT_EQ(count(fn, "for (int64_t"), 5) << fn;  // as above
   expect_identical(g, p);
 }
 
@@ -139,7 +143,9 @@ TEST(CpuNestedReduction, ThreeLevelsAreBitIdentical) {
   auto kp = cpu::kernel_plans(g, p);
   EXPECT_EQ(kp[0].nested, (std::set<NodeId>{s, mx}));
   EXPECT_EQ(kp[0].nest_outer, (std::set<NodeId>{mx, y}));
-  EXPECT_EQ(count(function_text(cpu::print_cpp(g, kp), 0), "for ("), 4);
+  // y's outputs, y's row of 6 and mx's row of 8 one by one, s's row of 16
+  // in one step of 16 lanes (two loops).
+  EXPECT_EQ(count(function_text(cpu::print_cpp(g, kp), 0), "for (int64_t"), 5);
   expect_identical(g, p);
 }
 
