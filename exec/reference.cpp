@@ -285,7 +285,7 @@ Tensor eval_reduce(const Primitive& p, const Tensor& x) {
       if (rp.kind == ReduceKind::max && std::numeric_limits<T>::has_infinity) init = -std::numeric_limits<T>::infinity();
       if (rp.kind == ReduceKind::min) init = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                                        : std::numeric_limits<T>::max();
-      const int fold = rp.kind == ReduceKind::prod ? 1 : rp.kind == ReduceKind::max ? 2 : rp.kind == ReduceKind::min ? 3 : 0;
+      const int fold = fold_lanes_kind(rp.kind);
       T acc[kReduceLanes];
       for_each_index(kept, [&](const int64_t* c, int64_t i) {
         std::fill(acc, acc + kReduceLanes, init);

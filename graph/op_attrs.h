@@ -75,6 +75,11 @@ inline constexpr int64_t kReduceLanes = 16;
 /// kReduceLanes or 1 for reduction `rp` of an input of shape `in_shape` and
 /// dtype `t`.
 int64_t reduce_lanes(const ReduceParams& rp, const std::vector<int64_t>& in_shape, DType t);
+/// The `kind` argument of fprt::fold_lanes for a reduction of kind k: 0 sum
+/// or mean, 1 prod, 2 max, 3 min.
+inline int fold_lanes_kind(ReduceKind k) {
+  return k == ReduceKind::prod ? 1 : k == ReduceKind::max ? 2 : k == ReduceKind::min ? 3 : 0;
+}
 
 /// A scalar (elementwise/broadcast) primitive: the fprt function that computes
 /// it (traits(p).scalar) and the extra float attributes passed after the operands.

@@ -391,8 +391,7 @@ class KernelPrinter : public InlineExprPrinter {
     if (lanes > 1) close_loops();
     close_loops();
     if (lanes > 1) {
-      const int fold = rp.kind == ReduceKind::prod ? 1 : rp.kind == ReduceKind::max ? 2 : rp.kind == ReduceKind::min ? 3 : 0;
-      line(acc + " = fprt::fold_lanes(" + acc + "_l, " + std::to_string(fold) + ");");
+      line(acc + " = fprt::fold_lanes(" + acc + "_l, " + std::to_string(fold_lanes_kind(rp.kind)) + ");");
     }
     if (rp.kind == ReduceKind::mean) line(acc + " = fprt::div_(" + acc + ", (" + T + ")" + std::to_string(count) + ");");
   }
