@@ -6,6 +6,10 @@
 # until a plan's repetitions have taken 1 s (--min-time: docs/calibration.md).
 # Usage: scripts/measure_calibration.sh FUSEPLAN OUTDIR
 set -euo pipefail
+# DEVICE: the device that prices the searched plans and the records
+# (default host-cpu-reference, the figure the committed records were priced
+# with); a probed one-thread prior of this host to measure another machine.
+device=${DEVICE:-host-cpu-reference}
 fuseplan=${1:?usage: $0 FUSEPLAN OUTDIR}
 out=${2:?usage: $0 FUSEPLAN OUTDIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +25,7 @@ for m in "$here"/examples/{bert_base_layer,gpt2_block,mobilenetv2_inverted_resid
     *) dims=() ;;
   esac
   echo "$(date -u +%H:%M:%S) $name (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu-reference --batch 1 "${dims[@]}" \
+  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device "$device" --batch 1 "${dims[@]}" \
     --strategies unfused,cost,xla --repeat 21 --min-time 1 --warmup 2 -o "$out/$name.jsonl" > "$out/$name.log" 2>&1
 done
 echo "$(date -u +%H:%M:%S) done (load $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -9,6 +9,10 @@
 # 2048, 4096 (five runs back to back each).
 # Usage: scripts/measure_cases.sh FUSEPLAN OUTDIR [SIZE]
 set -euo pipefail
+# DEVICE: the device that prices the searched plans and the records
+# (default host-cpu-reference, the figure the committed records were priced
+# with); a probed one-thread prior of this host to measure another machine.
+device=${DEVICE:-host-cpu-reference}
 fuseplan=${1:?usage: $0 FUSEPLAN OUTDIR}
 out=${2:?usage: $0 FUSEPLAN OUTDIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +27,7 @@ for m in "$here"/../shared/cases/*.onnxtxt; do
     [[ -n ${value[$d]:-} ]] && dims+=(--dim "$d=${value[$d]}")
   done
   echo "$(date -u +%H:%M:%S) $name ${dims[*]} (load $(cut -d' ' -f1-3 /proc/loadavg))"
-  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device host-cpu-reference "${dims[@]}" \
+  OMP_NUM_THREADS=1 nice -n 5 "$fuseplan" measure "$m" --device "$device" "${dims[@]}" \
     --strategies unfused,cost,xla --repeat 21 --min-time 1 --warmup 2 -o "$out/$name.jsonl" > "$out/$name.log" 2>&1 ||
     echo "  skipped: $(tail -1 "$out/$name.log")"  # e.g. an op the CPU backend cannot run
 done
