@@ -178,7 +178,7 @@ TEST(Device, CpuReferenceDevicesStateTheirProvenance) {
     ASSERT_TRUE(d.sources.count("provenance"));
     EXPECT_EQ(d.sources.at("provenance").rfind("reference device, not this machine: ", 0), 0u);
   }
-  EXPECT_EQ(cpus, 3);  // host-cpu-reference, host-cpu-1thread, host-cpu-1thread-calibrated
+  EXPECT_EQ(cpus, 4);  // host-cpu-reference, host-cpu-1thread, host-cpu-1thread-calibrated, host-zen4-1thread
   const DeviceSpec ref = fuseplan::load_device("host-cpu-reference");
   EXPECT_EQ(ref.dram_bw_GBps, 3.9976227988678645);  // as probed under load on 2026-11-29, unchanged
   EXPECT_EQ(ref.launch_us, 36.155013);
