@@ -7,6 +7,7 @@
 
 #include "emit/cpu/compiler.h"
 #include "emit/cpu/cpp_printer.h"
+#include "graph/op_attrs.h"
 #include "support/error.h"
 
 namespace fuseplan {
@@ -17,6 +18,8 @@ constexpr int kRows = 8;
 // one (graph/op_attrs.h reduce_lanes), the serial chain whose step this
 // times; a row in lanes is priced as that many steps per lane step.
 constexpr int kLengths[2] = {255, 2047};
+static_assert(kLengths[0] % kReduceLanes != 0 && kLengths[1] % kReduceLanes != 0,
+              "the probe's rows must be ones the backend folds one by one");
 constexpr int kRounds = 101;  // rounds per call
 constexpr int kCalls = 5;     // calls, each kernel's best over all
 

@@ -388,9 +388,9 @@ class KernelPrinter : public InlineExprPrinter {
     else if (rp.kind == ReduceKind::min) line(a + " = fprt::min_(" + a + ", " + v + ");");
     else if (rp.kind == ReduceKind::prod) line(a + " = (" + T + ")(" + a + " * " + v + ");");
     else line(a + " = (" + T + ")(" + a + " + " + v + ");");
-    if (lanes > 1) close_loops();
     close_loops();
     if (lanes > 1) {
+      close_loops();
       line(acc + " = fprt::fold_lanes(" + acc + "_l, " + std::to_string(fold_lanes_kind(rp.kind)) + ");");
     }
     if (rp.kind == ReduceKind::mean) line(acc + " = fprt::div_(" + acc + ", (" + T + ")" + std::to_string(count) + ");");

@@ -44,7 +44,8 @@ TEST(Reference, SoftmaxOfOneTwoThree) {
 // lanes 1-15 hold two ones each (2), folded: 30 exactly. A row of 24 sums
 // one by one: 1e8 absorbs each of the 11 ones that follow it (its ULP is
 // 8), -1e8 cancels it, and the last 11 ones give 11. Max in lanes is the
-// max. The emitted kernels return the same bits (tests/emit/cpu).
+// max, and a NaN in any lane reaches the result. The emitted kernels return
+// the same bits (tests/emit/cpu).
 TEST(Reference, ReductionsFoldInSixteenLanesWhereTheRowAllows) {
   auto row = [](int64_t n) {
     std::vector<float> v(static_cast<std::size_t>(n), 1.0f);
@@ -60,12 +61,16 @@ TEST(Reference, ReductionsFoldInSixteenLanesWhereTheRowAllows) {
   auto m32 = b.op("m32", "ReduceMean", OpClass::reduction, {x32}, {1}, last);
   auto s24 = b.op("s24", "ReduceSum", OpClass::reduction, {x24}, {1}, last);
   auto mx32 = b.op("mx32", "ReduceMax", OpClass::reduction, {x32}, {1}, last);
-  auto& g = b.done({s32, m32, s24, mx32});
+  std::vector<float> with_nan = row(32);
+  with_nan[5] = std::nanf("");  // lane 5: the fold carries it to lane 0
+  auto n32 = b.op("n32", "ReduceMax", OpClass::reduction, {b.weight("xn", {1, 32}, with_nan)}, {1}, last);
+  auto& g = b.done({s32, m32, s24, mx32, n32});
   const std::vector<Tensor> t = run(g);
   EXPECT_EQ(t[s32].get(0), 30.0);
   EXPECT_EQ(t[m32].get(0), static_cast<double>(30.0f / 32.0f));
   EXPECT_EQ(t[s24].get(0), 11.0);
   EXPECT_EQ(t[mx32].get(0), 1e8);
+  EXPECT_TRUE(std::isnan(t[n32].get(0)));
 }
 
 TEST(Reference, LayerNormOfFourValues) {
