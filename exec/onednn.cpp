@@ -7,7 +7,6 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <sstream>
 #include <unordered_map>
 #include <vector>
 
@@ -70,24 +69,42 @@ class Scratch {
   std::size_t size_ = 0;
 };
 
-// One created primitive and the layouts around it.
-struct Prim {
-  dnnl::primitive prim;
-  memory::desc src_user, src, wei_user, wei, dst_user, dst;
-  std::string what;  // "Conv [..] x [..]: jit:avx2" for onednn_implementations()
-};
-
 // A constant's reordered copy, valid while `fingerprint` matches its bytes.
 struct WeightCopy {
   uint64_t fingerprint = 0;
   memory mem;
 };
 
+// One created primitive, the layouts around it, and what a call needs bound
+// once: the memory objects on the caller's buffers (their data handles set
+// per call) and the reorders between the caller's layouts and the
+// primitive's. Creating them per call cost more than a small GEMM's
+// primitive: a 16x32x32 MatMul took 2.3 us through this table against
+// 0.54 us for the primitive on bound memories (Zen 4, 1 thread).
+struct Prim {
+  dnnl::primitive prim;
+  memory::desc src_user, src, wei_user, wei, dst_user, dst;
+  std::string what;  // "Conv [..] x [..]: jit:avx2" for onednn_implementations()
+  struct Bound {     // bind()
+    memory src_u, wei_u, dst_u, src_m, wei_m, dst_m;
+    dnnl::reorder src_in, wei_in, dst_out;  // where the layouts differ
+    std::unordered_map<int, memory> args;
+    // Reordered copies of constant weights, by address (onednn_forget_weights).
+    std::unordered_map<const void*, WeightCopy> weights;
+  } b;
+};
+
+// The reorder of a blocked tensor to NCHW (fprt::unblock), bound once.
+struct Unblock {
+  memory from, to;
+  dnnl::reorder reorder;
+};
+
 struct State {
   std::mutex mu;
-  std::unordered_map<std::string, Prim> prims;
-  std::vector<std::string> order;  // creation order, for onednn_implementations()
-  std::map<std::pair<const void*, std::string>, WeightCopy> weights;
+  std::unordered_map<std::string, Prim> prims;       // by call key (Key)
+  std::unordered_map<std::string, Unblock> unblocks;  // by block and dims
+  std::vector<std::string> order;               // creation order, for onednn_implementations()
   Scratch src_buf, dst_buf, wei_buf;
   double last_primitive_us = 0;  // onednn_last_primitive_us()
 };
@@ -95,6 +112,25 @@ State& state() {
   static State s;
   return s;
 }
+
+// A call's key: the bytes of its arguments (shapes, attributes, threads).
+// The readable text is built only when a primitive is created or fails.
+class Key {
+ public:
+  Key& operator<<(int64_t v) {
+    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  Key& add(const int64_t* v, int n) {
+    *this << n;
+    bytes_.append(reinterpret_cast<const char*>(v), sizeof(int64_t) * static_cast<std::size_t>(n));
+    return *this;
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
 
 // FNV-1a over the size and 16 sampled floats: catches a constant address
 // that holds other data without reading the whole tensor every call.
@@ -112,59 +148,79 @@ uint64_t fingerprint(const float* w, std::size_t n) {
   throw Error("oneDNN cannot run " + what + ": " + e.what());
 }
 
+// Binds p's memory objects (no data yet) and the reorders it needs.
+void bind(Prim& p) {
+  const dnnl::engine& eng = engine().eng;
+  auto side = [&](const memory::desc& user, const memory::desc& prim, memory& u, memory& m) {
+    u = memory(user, eng, DNNL_MEMORY_NONE);
+    m = prim != user ? memory(prim, eng, DNNL_MEMORY_NONE) : u;
+  };
+  side(p.src_user, p.src, p.b.src_u, p.b.src_m);
+  side(p.wei_user, p.wei, p.b.wei_u, p.b.wei_m);
+  side(p.dst_user, p.dst, p.b.dst_u, p.b.dst_m);
+  if (p.src != p.src_user) p.b.src_in = dnnl::reorder(p.b.src_u, p.b.src_m);
+  if (p.wei != p.wei_user) p.b.wei_in = dnnl::reorder(p.b.wei_u, p.b.wei_m);
+  if (p.dst != p.dst_user) p.b.dst_out = dnnl::reorder(p.b.dst_m, p.b.dst_u);
+  p.b.args = {{DNNL_ARG_SRC, p.b.src_m}, {DNNL_ARG_WEIGHTS, p.b.wei_m}, {DNNL_ARG_DST, p.b.dst_m}};
+}
+
 // Executes p on user buffers: reorders the activation in and the output out
 // when the primitive's layout differs, and the weights (once per run for a
 // constant).
-void execute(Prim& p, const std::string& key, const float* src, const float* wei, bool wei_const, float* dst) {
+void execute(Prim& p, const float* src, const float* wei, bool wei_const, float* dst) {
   State& st = state();
-  Engine& e = engine();
-  memory src_u(p.src_user, e.eng, const_cast<float*>(src)), wei_u(p.wei_user, e.eng, const_cast<float*>(wei)),
-      dst_u(p.dst_user, e.eng, dst);
-  memory src_m = src_u, dst_m = dst_u, wei_m = wei_u;
+  dnnl::stream& strm = engine().strm;
+  p.b.src_u.set_data_handle(const_cast<float*>(src));
+  p.b.wei_u.set_data_handle(const_cast<float*>(wei));
+  p.b.dst_u.set_data_handle(dst);
   if (p.src != p.src_user) {
-    src_m = memory(p.src, e.eng, st.src_buf.get(p.src.get_size()));
-    dnnl::reorder(src_u, src_m).execute(e.strm, src_u, src_m);
+    p.b.src_m.set_data_handle(st.src_buf.get(p.src.get_size()));
+    p.b.src_in.execute(strm, p.b.src_u, p.b.src_m);
   }
+  p.b.args[DNNL_ARG_WEIGHTS] = p.b.wei_m;
   if (p.wei != p.wei_user) {
     if (wei_const) {
       const std::size_t n = p.wei_user.get_size() / sizeof(float);
       const uint64_t fp = fingerprint(wei, n);
-      WeightCopy& c = st.weights[{wei, key}];
+      WeightCopy& c = p.b.weights[wei];
       if (!c.mem || c.fingerprint != fp) {
-        c.mem = memory(p.wei, e.eng);
-        dnnl::reorder(wei_u, c.mem).execute(e.strm, wei_u, c.mem);
+        c.mem = memory(p.wei, engine().eng);
+        p.b.wei_in.execute(strm, p.b.wei_u, c.mem);
         c.fingerprint = fp;
       }
-      wei_m = c.mem;
+      p.b.args[DNNL_ARG_WEIGHTS] = c.mem;
     } else {
-      wei_m = memory(p.wei, e.eng, st.wei_buf.get(p.wei.get_size()));
-      dnnl::reorder(wei_u, wei_m).execute(e.strm, wei_u, wei_m);
+      p.b.wei_m.set_data_handle(st.wei_buf.get(p.wei.get_size()));
+      p.b.wei_in.execute(strm, p.b.wei_u, p.b.wei_m);
     }
   }
-  if (p.dst != p.dst_user) dst_m = memory(p.dst, e.eng, st.dst_buf.get(p.dst.get_size()));
+  if (p.dst != p.dst_user) p.b.dst_m.set_data_handle(st.dst_buf.get(p.dst.get_size()));
   const auto t0 = std::chrono::steady_clock::now();
-  p.prim.execute(e.strm, {{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}});
-  e.strm.wait();  // a CPU stream runs the primitive in execute(); the wait returns at once
+  p.prim.execute(strm, p.b.args);
+  strm.wait();  // a CPU stream runs the primitive in execute(); the wait returns at once
   st.last_primitive_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  if (p.dst != p.dst_user) dnnl::reorder(dst_m, dst_u).execute(e.strm, dst_m, dst_u);
-  e.strm.wait();
+  if (p.dst != p.dst_user) p.b.dst_out.execute(strm, p.b.dst_m, p.b.dst_u);
+  strm.wait();
 }
 
 // Finds the primitive of `key` (creating it with make() on first use) and
-// executes it on user buffers; oneDNN's errors become one-line Errors.
-template <class Make>
-void run(const std::string& key, Make&& make, const float* src, const float* wei, bool wei_const, float* dst) {
+// executes it on user buffers; oneDNN's errors become one-line Errors
+// naming text().
+template <class Text, class Make>
+void run(const Key& key, Text&& text, Make&& make, const float* src, const float* wei, bool wei_const, float* dst) {
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
   try {
-    auto it = st.prims.find(key);
+    auto it = st.prims.find(key.bytes());
     if (it == st.prims.end()) {
-      it = st.prims.emplace(key, make()).first;
-      st.order.push_back(key);
+      Prim p = make();
+      bind(p);
+      it = st.prims.emplace(key.bytes(), std::move(p)).first;
+      st.order.push_back(key.bytes());
     }
-    execute(it->second, key, src, wei, wei_const, dst);
+    execute(it->second, src, wei, wei_const, dst);
   } catch (const dnnl::error& e) {
-    fail(key, e);
+    fail(text(), e);
   }
 }
 
@@ -204,49 +260,51 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
     std::fill(y, y + out, 0.0f);
     return;
   }
-  const int64_t batch_a = std::accumulate(ba.begin(), ba.end(), int64_t{1}, std::multiplies<>());
-  const int64_t batch_b = std::accumulate(bb.begin(), bb.end(), int64_t{1}, std::multiplies<>());
-  // The problem as oneDNN sees it: [batch..., M, K] x [batch..., K, N].
-  Dims bd_a, bd_b;
-  int64_t m = M;
-  if (batch_b == 1 && !transA) {
-    m = M * batch_a;  // B shared by the batch: one GEMM over all of A's rows
-  } else if (ba == bb) {
-    if (nb > 0) bd_a = bd_b = {batch_a};
-  } else {
-    bd_a = ba;
-    bd_b = bb;
-  }
-  auto with = [](Dims lead, std::initializer_list<int64_t> tail) {
-    lead.insert(lead.end(), tail);
-    return lead;
+  Key key;
+  key << 'M' << transA << transB << omp_get_max_threads();
+  key.add(as, ar).add(bs, br);
+  auto text = [&] {
+    return "MatMul " + dims_text(as, ar) + "x" + dims_text(bs, br) + " t" + std::to_string(transA) +
+           std::to_string(transB) + " @" + std::to_string(omp_get_max_threads());
   };
-  // Operand strides: the stored operand is [batch..., rows, cols] row-major.
-  auto operand = [&](const Dims& lead, int64_t r, int64_t c, bool trans) {
-    Dims d = with(lead, {r, c});
-    Dims s(d.size());
-    // Logical [r, c]; stored [c, r] when transposed.
-    s[d.size() - 2] = trans ? 1 : c;
-    s[d.size() - 1] = trans ? r : 1;
-    int64_t step = r * c;
-    for (int i = static_cast<int>(lead.size()) - 1; i >= 0; --i) {
-      s[i] = step;
-      step *= std::max<int64_t>(lead[i], 1);
-    }
-    return memory::desc(d, kF32, s);
-  };
-  memory::desc ad = operand(bd_a, m, K, transA), bdsc = operand(bd_b, K, N, transB);
-  Dims bd_y = bd_a;
-  for (std::size_t i = 0; i < bd_y.size(); ++i) bd_y[i] = std::max(bd_a[i], bd_b[i]);
-  memory::desc yd = plain(with(bd_y, {m, N}));
-
-  std::ostringstream k;
-  k << "MatMul " << dims_text(as, ar) << "x" << dims_text(bs, br) << " t" << transA << transB << " @"
-    << omp_get_max_threads();
-  const std::string key = k.str();
   run(
-      key,
+      key, text,
       [&] {
+        const int64_t batch_a = std::accumulate(ba.begin(), ba.end(), int64_t{1}, std::multiplies<>());
+        const int64_t batch_b = std::accumulate(bb.begin(), bb.end(), int64_t{1}, std::multiplies<>());
+        // The problem as oneDNN sees it: [batch..., M, K] x [batch..., K, N].
+        Dims bd_a, bd_b;
+        int64_t m = M;
+        if (batch_b == 1 && !transA) {
+          m = M * batch_a;  // B shared by the batch: one GEMM over all of A's rows
+        } else if (ba == bb) {
+          if (nb > 0) bd_a = bd_b = {batch_a};
+        } else {
+          bd_a = ba;
+          bd_b = bb;
+        }
+        auto with = [](Dims lead, std::initializer_list<int64_t> tail) {
+          lead.insert(lead.end(), tail);
+          return lead;
+        };
+        // Operand strides: the stored operand is [batch..., rows, cols] row-major.
+        auto operand = [&](const Dims& lead, int64_t r, int64_t c, bool trans) {
+          Dims d = with(lead, {r, c});
+          Dims s(d.size());
+          // Logical [r, c]; stored [c, r] when transposed.
+          s[d.size() - 2] = trans ? 1 : c;
+          s[d.size() - 1] = trans ? r : 1;
+          int64_t step = r * c;
+          for (int i = static_cast<int>(lead.size()) - 1; i >= 0; --i) {
+            s[i] = step;
+            step *= std::max<int64_t>(lead[i], 1);
+          }
+          return memory::desc(d, kF32, s);
+        };
+        memory::desc ad = operand(bd_a, m, K, transA), bdsc = operand(bd_b, K, N, transB);
+        Dims bd_y = bd_a;
+        for (std::size_t i = 0; i < bd_y.size(); ++i) bd_y[i] = std::max(bd_a[i], bd_b[i]);
+        memory::desc yd = plain(with(bd_y, {m, N}));
         // Weights in the layout oneDNN prefers when B is a constant (it may
         // be packed once); otherwise as stored.
         memory::desc bw = b_const && bd_b.empty() ? memory::desc(bdsc.dims(), kF32, memory::format_tag::any) : bdsc;
@@ -260,7 +318,7 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
               dnnl::matmul::desc(ad, memory::desc({K, N}, kF32, Dims{N + kRowPad, 1}), yd), engine().eng);
         }
         return Prim{dnnl::matmul(pd), ad, pd.src_desc(), bdsc, pd.weights_desc(), yd, pd.dst_desc(),
-                    key + ": " + pd.impl_info_str()};
+                    text() + ": " + pd.impl_info_str(), {}};
       },
       a, b, b_const != 0, y);
 }
@@ -282,53 +340,56 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
     std::fill(y, y + out, 0.0f);
     return;
   }
-  Dims xd(xs, xs + r), yd(ys, ys + r), st(strides, strides + sr), dl(sr), pl(pads, pads + sr), pr(sr);
-  for (int i = 0; i < sr; ++i) {
-    dl[i] = dil[i] - 1;  // oneDNN counts dilation from 0
-    const int64_t span = (ws[2 + i] - 1) * dil[i] + 1;
-    // Conv sizes its output as ONNX does (floor); ConvTranspose's end padding
-    // absorbs output_padding: oneDNN wants out = (in-1)*stride + span - pl - pr.
-    pr[i] = transposed ? (xs[2 + i] - 1) * strides[i] + span - pads[i] - ys[2 + i] : pads[sr + i];
-  }
-  // Weights as oneDNN indexes them: [g, Mg, Cg, k...] (ungrouped: [M, C, k...]).
-  // The stored ONNX layouts: Conv [M][Cg][k...], ConvTranspose [C][Mg][k...].
-  Dims wd, wst;
-  const int64_t out_stride = transposed ? kvol : Cg * kvol, in_stride = transposed ? Mg * kvol : kvol;
-  if (group > 1) {
-    wd = {group, Mg, Cg};
-    wst = {Mg * Cg * kvol, out_stride, in_stride};
-  } else {
-    wd = {M, C};
-    wst = {out_stride, in_stride};
-  }
-  Dims kd(ws + 2, ws + r), kst = plain_strides(kd);
-  wd.insert(wd.end(), kd.begin(), kd.end());
-  wst.insert(wst.end(), kst.begin(), kst.end());
-  // The activations as the caller stores them: NCHW, or nChw8c / nChw16c
-  // where the plan's layout assignment keeps them blocked (graph/layout.h).
-  const auto blocked_tag = layout & kConvBlock16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
-  const int64_t blocked_block = layout & kConvBlock16 ? 16 : 8;
-  auto user = [&](const Dims& d, bool blocked) { return blocked ? memory::desc(d, kF32, blocked_tag) : plain(d); };
-  const memory::desc xu = user(xd, layout & kConvXBlocked), yu = user(yd, layout & kConvYBlocked), wu(wd, kF32, wst);
-  // NCHW as it is only where the gemm convolution beats blocked + reorders
-  // and the plan keeps neither side blocked (graph/layout.h).
-  bool unit = true;
-  int64_t outputs_per_image = 1;
-  for (int i = 0; i < sr; ++i) {
-    unit = unit && pads[i] == 0 && pr[i] == 0 && strides[i] == 1;
-    outputs_per_image *= ys[2 + i];
-  }
-  const bool plain_nchw = !transposed && !(layout & kConvBlockedPrimitive) &&
-                          gemm_conv_on_nchw(kvol, group, unit, outputs_per_image);
-
-  std::ostringstream k;
-  k << (transposed ? "ConvTranspose " : "Conv ") << dims_text(xs, r) << "x" << dims_text(ws, r) << "->"
-    << dims_text(ys, r) << " s" << dims_text(strides, sr) << " p" << dims_text(pads, 2 * sr) << " d"
-    << dims_text(dil, sr) << " g" << group << " l" << layout << " @" << omp_get_max_threads();
-  const std::string key = k.str();
+  Key key;
+  key << 'C' << sr << group << transposed << layout << omp_get_max_threads();
+  key.add(xs, r).add(ws, r).add(ys, r).add(strides, sr).add(pads, 2 * sr).add(dil, sr);
+  auto text = [&] {
+    return std::string(transposed ? "ConvTranspose " : "Conv ") + dims_text(xs, r) + "x" + dims_text(ws, r) + "->" +
+           dims_text(ys, r) + " s" + dims_text(strides, sr) + " p" + dims_text(pads, 2 * sr) + " d" +
+           dims_text(dil, sr) + " g" + std::to_string(group) + " l" + std::to_string(layout) + " @" +
+           std::to_string(omp_get_max_threads());
+  };
   run(
-      key,
+      key, text,
       [&] {
+        Dims xd(xs, xs + r), yd(ys, ys + r), st(strides, strides + sr), dl(sr), pl(pads, pads + sr), pr(sr);
+        for (int i = 0; i < sr; ++i) {
+          dl[i] = dil[i] - 1;  // oneDNN counts dilation from 0
+          const int64_t span = (ws[2 + i] - 1) * dil[i] + 1;
+          // Conv sizes its output as ONNX does (floor); ConvTranspose's end padding
+          // absorbs output_padding: oneDNN wants out = (in-1)*stride + span - pl - pr.
+          pr[i] = transposed ? (xs[2 + i] - 1) * strides[i] + span - pads[i] - ys[2 + i] : pads[sr + i];
+        }
+        // Weights as oneDNN indexes them: [g, Mg, Cg, k...] (ungrouped: [M, C, k...]).
+        // The stored ONNX layouts: Conv [M][Cg][k...], ConvTranspose [C][Mg][k...].
+        Dims wd, wst;
+        const int64_t out_stride = transposed ? kvol : Cg * kvol, in_stride = transposed ? Mg * kvol : kvol;
+        if (group > 1) {
+          wd = {group, Mg, Cg};
+          wst = {Mg * Cg * kvol, out_stride, in_stride};
+        } else {
+          wd = {M, C};
+          wst = {out_stride, in_stride};
+        }
+        Dims kd(ws + 2, ws + r), kst = plain_strides(kd);
+        wd.insert(wd.end(), kd.begin(), kd.end());
+        wst.insert(wst.end(), kst.begin(), kst.end());
+        // The activations as the caller stores them: NCHW, or nChw8c / nChw16c
+        // where the plan's layout assignment keeps them blocked (graph/layout.h).
+        const auto blocked_tag = layout & kConvBlock16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+        const int64_t blocked_block = layout & kConvBlock16 ? 16 : 8;
+        auto user = [&](const Dims& d, bool blocked) { return blocked ? memory::desc(d, kF32, blocked_tag) : plain(d); };
+        const memory::desc xu = user(xd, layout & kConvXBlocked), yu = user(yd, layout & kConvYBlocked), wu(wd, kF32, wst);
+        // NCHW as it is only where the gemm convolution beats blocked + reorders
+        // and the plan keeps neither side blocked (graph/layout.h).
+        bool unit = true;
+        int64_t outputs_per_image = 1;
+        for (int i = 0; i < sr; ++i) {
+          unit = unit && pads[i] == 0 && pr[i] == 0 && strides[i] == 1;
+          outputs_per_image *= ys[2 + i];
+        }
+        const bool plain_nchw = !transposed && !(layout & kConvBlockedPrimitive) &&
+                                gemm_conv_on_nchw(kvol, group, unit, outputs_per_image);
         const memory::desc any_x(xd, kF32, memory::format_tag::any), any_y(yd, kF32, memory::format_tag::any),
             any_w(wd, kF32, memory::format_tag::any);
         // The blocked primitive reads and writes the blocked layout itself
@@ -345,27 +406,39 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
                                                 pr),
               engine().eng);
           return Prim{dnnl::deconvolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(),
-                      key + ": " + pd.impl_info_str()};
+                      text() + ": " + pd.impl_info_str(), {}};
         }
         dnnl::convolution_forward::primitive_desc pd(
             dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, px, any_w, py, st, dl, pl, pr),
             engine().eng);
         return Prim{dnnl::convolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(),
-                    key + ": " + pd.impl_info_str()};
+                    text() + ": " + pd.impl_info_str(), {}};
       },
       x, w, w_const != 0, y);
 }
 
 // -------------------------------------------------------------- unblock
 void unblock(const float* x, float* y, const int64_t* ys, int block) {
-  const Dims d(ys, ys + 4);
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  Key key;
+  key << block;
+  key.add(ys, 4);
   try {
-    Engine& e = engine();
-    memory xm(memory::desc(d, kF32, block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c), e.eng,
-              const_cast<float*>(x));  // read only: the reorder's source
-    memory ym(plain(d), e.eng, y);
-    dnnl::reorder(xm, ym).execute(e.strm, xm, ym);
-    e.strm.wait();
+    auto it = st.unblocks.find(key.bytes());
+    if (it == st.unblocks.end()) {
+      const Dims d(ys, ys + 4);
+      const dnnl::engine& eng = engine().eng;
+      memory from(memory::desc(d, kF32, block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c), eng,
+                  DNNL_MEMORY_NONE);
+      memory to(plain(d), eng, DNNL_MEMORY_NONE);
+      it = st.unblocks.emplace(key.bytes(), Unblock{from, to, dnnl::reorder(from, to)}).first;
+    }
+    Unblock& u = it->second;
+    u.from.set_data_handle(const_cast<float*>(x));  // read only: the reorder's source
+    u.to.set_data_handle(y);
+    u.reorder.execute(engine().strm, u.from, u.to);
+    engine().strm.wait();
   } catch (const dnnl::error& err) {
     fail("Unblock " + dims_text(ys, 4) + " b" + std::to_string(block), err);
   }
@@ -381,7 +454,7 @@ const fprt::ContractionLibrary& onednn_contractions() {
 void onednn_forget_weights() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.weights.clear();
+  for (auto& [key, p] : s.prims) p.b.weights.clear();
 }
 
 std::string onednn_implementations() {

@@ -223,5 +223,43 @@ TEST(OneDnn, ConstantWeightCopyLastsOneRun) {
   EXPECT_NE(onednn_implementations().find("Conv [1,8,6,6]x[8,8,3,3]"), std::string::npos);
 }
 
+// A primitive is created on its shape's first call and bound once; later
+// calls of that shape read and write their own buffers, and each constant
+// weight address keeps its own reordered copy. Regression for the bound
+// memories (exec/onednn.cpp bind): a handle left on a previous call's
+// buffer would compute the first call's result again.
+TEST(OneDnn, BoundPrimitiveFollowsEachCallsBuffers) {
+  const ConvCase c{{1, 16, 6, 6}, {16, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, false};  // reordered in and out
+  const std::vector<int64_t> ys = out_shape(c);
+  const auto x1 = random_values(numel(c.x), 11), x2 = random_values(numel(c.x), 12);
+  const auto w1 = random_values(numel(c.w), 13), w2 = random_values(numel(c.w), 14);
+  std::vector<float> y1(static_cast<std::size_t>(numel(ys))), y2 = y1, y3 = y1;
+  auto conv = [&](const std::vector<float>& x, const std::vector<float>& w, std::vector<float>& y, int w_const) {
+    onednn_contractions().conv(x.data(), c.x.data(), w.data(), c.w.data(), y.data(), ys.data(), 2, c.strides.data(),
+                               c.pads.data(), c.dil.data(), 1, 0, w_const, 0);
+  };
+  for (int w_const : {0, 1}) {
+    onednn_forget_weights();
+    conv(x1, w1, y1, w_const);
+    conv(x2, w2, y2, w_const);
+    conv(x1, w1, y3, w_const);
+    expect_close(y1, conv_direct(c, x1, w1, ys));
+    expect_close(y2, conv_direct(c, x2, w2, ys));
+    EXPECT_EQ(y1, y3);
+  }
+  const std::vector<int64_t> as = {5, 7}, bs = {7, 3}, ms = {5, 3};
+  const auto a1 = random_values(35, 15), a2 = random_values(35, 16), b1 = random_values(21, 17), b2 = random_values(21, 18);
+  std::vector<float> m1(15), m2(15);
+  onednn_contractions().matmul(a1.data(), as.data(), 2, b1.data(), bs.data(), 2, m1.data(), ms.data(), 2, 0, 0, 1);
+  onednn_contractions().matmul(a2.data(), as.data(), 2, b2.data(), bs.data(), 2, m2.data(), ms.data(), 2, 0, 0, 1);
+  for (const auto& [a, b, m] : {std::tie(a1, b1, m1), std::tie(a2, b2, m2)}) {
+    std::vector<double> want(15);
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 7; ++k) want[i * 3 + j] += double(a[i * 7 + k]) * b[k * 3 + j];
+    expect_close(m, want);
+  }
+}
+
 }  // namespace
 }  // namespace fuseplan
