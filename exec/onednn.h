@@ -6,7 +6,13 @@
 // threads, hence the same bits.
 //
 // Primitives are created once per (op, shapes, strides, pads, dilations,
-// groups, threads) and reused. Layouts:
+// groups, layout bits, threads), keyed on those arguments' bytes, and
+// reused with what a call needs bound once: memory objects whose data
+// handles each call sets, and the reorders around the primitive. A 16x32x32
+// MatMul call took 2.3 us with a key formatted as text and memories and
+// reorders created per call, 0.8 us bound (0.54 us for the bare primitive;
+// Zen 4, one thread): the fixed cost `fuseplan probe` measures as
+// contraction_call_us (probe/contraction.h). Layouts:
 //  - MatMul: plain row-major operands, transposes expressed as strides; batch
 //    dims folded into M when B is shared by the whole batch and A is not
 //    transposed (ONNX Runtime does the same), collapsed to one batch dim when

@@ -558,6 +558,13 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   const std::string measured = std::string(quick ? "measured by fuseplan's quick probe on " : "measured by fuseplan probe on ") + date;
   const HostInfo h = host_info();
   const int nt = h.cores;
+  // The threads the kernels run on (--threads; every core by default): the
+  // bandwidths, the FP32 rate, the private caches and the contraction
+  // library are measured on them, and `cores` records them, so a device
+  // probed for one thread prices one thread (a 2-core probe's FP32 rate
+  // and private caches made a 1-thread run's GELU predicted 498 us and
+  // measured 966 on a Zen 4).
+  const int kt = threads > 0 ? threads : nt;
   auto say = [&](const std::string& s) {
     if (log) *log << "probe: [" << fmt(seconds_since(t0), 2) << " s] " << s << "\n" << std::flush;
   };
@@ -595,12 +602,15 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   d.arch = "unknown-cpu";
 #endif
   d.sources["arch"] = "CPU feature flags (__builtin_cpu_supports), " + measured;
-  cpu.cores = nt;
-  d.sources["cores"] = "online logical CPUs (sysconf _SC_NPROCESSORS_ONLN) = cores used by the CPU backend, " + measured;
+  cpu.cores = kt;
+  d.sources["cores"] = (threads > 0 ? "the kernel threads (--threads " + std::to_string(kt) + ") of "
+                                    : std::string("every one of ")) +
+                       std::to_string(nt) + " online logical CPUs (sysconf _SC_NPROCESSORS_ONLN) = cores used by "
+                       "the CPU backend, " + measured;
   d.clock_GHz = h.clock_GHz;
   d.sources["clock_GHz"] = "/proc/cpuinfo 'cpu MHz' of cpu0 (current, not max turbo), read by fuseplan probe on " + date;
 
-  ForkJoinPool pool(nt);
+  ForkJoinPool pool(kt);
   // DRAM first: its bandwidth is the floor the cache-level sweep compares to.
   // Interleaved with the independent measurement, best of each over three
   // rounds, so background load on shared cores hits both alike.
@@ -611,7 +621,7 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
     const double bw = triad_on_pool(pool, dram_ws, 2);
     dram_round_s.push_back(1.0 / bw);
     r.triad_dram_GBps = std::max(r.triad_dram_GBps, bw);
-    r.independent_dram_GBps = std::max(r.independent_dram_GBps, independent_triad_GBps(dram_ws, nt, 2));
+    r.independent_dram_GBps = std::max(r.independent_dram_GBps, independent_triad_GBps(dram_ws, kt, 2));
   }
   note_spread("DRAM triad", dram_round_s);
   d.dram_bw_GBps = r.triad_dram_GBps;
@@ -631,7 +641,7 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   std::string effective_note;
   for (const auto& c : h.caches) {
     const bool shared = c.shared_by > 1;
-    const std::size_t total_cap = shared ? c.bytes : c.bytes * static_cast<std::size_t>(nt);
+    const std::size_t total_cap = shared ? c.bytes : c.bytes * static_cast<std::size_t>(kt);
     const std::size_t ws = shared ? std::min(total_cap / 2, std::max(4 * prev_total, total_cap / 64)) : total_cap / 2;
     if (ws <= prev_total) continue;  // would not separate from the level below
     const double bw = triad_on_pool(pool, ws, quick ? 3 : 5);
@@ -662,10 +672,10 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   }
   cpu.caches.push_back({"DRAM", 0.0, r.triad_dram_GBps});
   d.sources["caches"] = "sizes from /sys/devices/system/cpu/cpu0/cache (L1/L2 per core, L3 total); bw_GBps = STREAM-style "
-                        "float64 triad on all cores (private levels at half capacity per core, shared levels at 4x the "
+                        "float64 triad on the " + std::to_string(kt) + " kernel thread(s) (private levels at half capacity per core, shared levels at 4x the "
                         "level below; DRAM at " + fmt(dram_ws / 1048576.0, 5) + " MiB), best of 5" + effective_note +
                         "; " + measured;
-  d.sources["dram_bw_GBps"] = "STREAM-style float64 triad a=b+s*c on " + std::to_string(nt) + " threads at " +
+  d.sources["dram_bw_GBps"] = "STREAM-style float64 triad a=b+s*c on " + std::to_string(kt) + " threads at " +
                               fmt(dram_ws / 1048576.0, 5) + " MiB (4x LLC), 24 bytes/element counted, " + measured;
 
   r.agreement_pct = 100.0 * std::abs(r.triad_dram_GBps - r.independent_dram_GBps) / r.independent_dram_GBps;
@@ -681,7 +691,7 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
     int shared_by = 1;
     for (const auto& c : h.caches)
       if (c.name == cpu.caches[i].name) shared_by = c.shared_by;
-    llc = std::max(llc, shared_by > 1 ? cpu.caches[i].bytes : cpu.caches[i].bytes * nt);
+    llc = std::max(llc, shared_by > 1 ? cpu.caches[i].bytes : cpu.caches[i].bytes * kt);
   }
 
   std::vector<double> fp32_s;
@@ -689,11 +699,11 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   note_spread("FP32", fp32_s);
   d.fp32_TFLOPs = gflops / 1000.0;
   d.sources["fp32_TFLOPs"] = std::string("12 independent FMA-free mul+add chains on ") +
-                             (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " fp32 vectors, all cores, " + measured;
+                             (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " fp32 vectors, one per kernel thread (" + std::to_string(kt) + "), " + measured;
   say("FP32: " + fmt(gflops, 4) + " GFLOP/s (mul+add, no FMA; samples spread " + fmt(spread_pct(fp32_s), 3) + "%)");
 
-  const int kernel_threads = threads > 0 ? threads : nt;
-  const double fork_join_us = kernel_threads == nt ? dispatch_on_pool(pool) : pool_dispatch_us(kernel_threads);
+  const int kernel_threads = kt;
+  const double fork_join_us = dispatch_on_pool(pool);
   r.spawn_join_us = spawn_join_us(kernel_threads);
   r.timed_call_us = timed_call_us();
   const std::string others = "; spawn+join of fresh std::threads costs " + fmt(r.spawn_join_us) +
@@ -728,7 +738,7 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   cpu.write_allocate_bw_GBps = write_allocate_on_pool(pool, kWriteAllocateBytes, 11);
   d.sources["write_allocate_bw_GBps"] =
       "stores (" + std::string(h.avx2 ? "256-bit AVX2" : "128-bit SSE") + ") into 1 MiB per thread just flushed "
-      "from every cache (CLFLUSH), all cores, best of 11: each line is read before it is written (write-allocate), " +
+      "from every cache (CLFLUSH), on each kernel thread, best of 11: each line is read before it is written (write-allocate), " +
       measured;
   say("write-allocate: stores into flushed lines " + fmt(cpu.write_allocate_bw_GBps, 4) + " GB/s");
   cpu.store_buffer_bytes = 2048;
