@@ -106,8 +106,11 @@ struct ProbeOptions {
   /// core): launch_us is the fork-join of a pool of that many threads
   /// (pool_dispatch_us), or with 1 thread, which forks nothing,
   /// timed_call_us(); the contraction library's throughput per class runs
-  /// on that many threads too (probe/contraction.h). Everything else is
-  /// measured on every core.
+  /// on that many threads too (probe/contraction.h), and so do the triad
+  /// bandwidths, the private caches' capacity, the write-allocate stores and
+  /// the FP32 rate; the device's `cores` is that count, so a one-thread
+  /// device prices one thread (transcendental_weight divides a core's share
+  /// of fp32_TFLOPs by it).
   int threads = 0;
   /// The quick probe `--device host` runs on first use: fewer samples per
   /// figure, a DRAM working set of at most 512 MiB and a shared-cache
