@@ -142,12 +142,19 @@ template <class T> inline T min_(T a, T b) {
 // the pairwise fold of kReduceLanes partial results, lane l taking lane
 // l + h for h = 8, 4, 2, 1. kind: 0 sum or mean, 1 prod, 2 max, 3 min.
 inline constexpr int kReduceLanes = 16;
-template <class T> inline T fold_lanes(T* a, int kind) {
-  for (int h = kReduceLanes / 2; h >= 1; h /= 2)
-    for (int l = 0; l < h; ++l)
-      a[l] = kind == 0 ? T(a[l] + a[l + h]) : kind == 1 ? T(a[l] * a[l + h]) : kind == 2 ? max_(a[l], a[l + h])
-                                                                                       : min_(a[l], a[l + h]);
-  return a[0];
+// Written out over named values: the loop form (a[l] = f(a[l], a[l + h]))
+// made GCC fold through the stack, halves of vectors stored and reloaded
+// (store-forwarding stalls): BERT's row-resident softmax over rows of 128
+// took 138 us with it, 121 us with this (one Zen 4 thread). Same order.
+template <class T> inline T fold_lanes(const T* a, int kind) {
+  static_assert(kReduceLanes == 16, "the tree below folds 16 lanes");
+  auto f = [kind](T p, T q) {
+    return kind == 0 ? T(p + q) : kind == 1 ? T(p * q) : kind == 2 ? max_(p, q) : min_(p, q);
+  };
+  const T b0 = f(a[0], a[8]), b1 = f(a[1], a[9]), b2 = f(a[2], a[10]), b3 = f(a[3], a[11]), b4 = f(a[4], a[12]),
+          b5 = f(a[5], a[13]), b6 = f(a[6], a[14]), b7 = f(a[7], a[15]);
+  const T c0 = f(b0, b4), c1 = f(b1, b5), c2 = f(b2, b6), c3 = f(b3, b7);
+  return f(f(c0, c2), f(c1, c3));
 }
 // Integer Div and Mod are total (docs/numerics.md): x / 0 and x % 0 are 0,
 // and a signed x / -1 is the two's complement negation, so INT_MIN / -1
