@@ -90,7 +90,7 @@ struct Prim {
     std::unordered_map<int, memory> args;
     // Reordered copies of constant weights, by address (onednn_forget_weights).
     std::unordered_map<const void*, WeightCopy> weights;
-  } b;
+  } bound;
 };
 
 // The reorder of a blocked tensor to NCHW (fprt::unblock), bound once.
@@ -154,13 +154,13 @@ void bind(Prim& p) {
     u = memory(user, eng, DNNL_MEMORY_NONE);
     m = prim != user ? memory(prim, eng, DNNL_MEMORY_NONE) : u;
   };
-  side(p.src_user, p.src, p.b.src_u, p.b.src_m);
-  side(p.wei_user, p.wei, p.b.wei_u, p.b.wei_m);
-  side(p.dst_user, p.dst, p.b.dst_u, p.b.dst_m);
-  if (p.src != p.src_user) p.b.src_in = dnnl::reorder(p.b.src_u, p.b.src_m);
-  if (p.wei != p.wei_user) p.b.wei_in = dnnl::reorder(p.b.wei_u, p.b.wei_m);
-  if (p.dst != p.dst_user) p.b.dst_out = dnnl::reorder(p.b.dst_m, p.b.dst_u);
-  p.b.args = {{DNNL_ARG_SRC, p.b.src_m}, {DNNL_ARG_WEIGHTS, p.b.wei_m}, {DNNL_ARG_DST, p.b.dst_m}};
+  side(p.src_user, p.src, p.bound.src_u, p.bound.src_m);
+  side(p.wei_user, p.wei, p.bound.wei_u, p.bound.wei_m);
+  side(p.dst_user, p.dst, p.bound.dst_u, p.bound.dst_m);
+  if (p.src != p.src_user) p.bound.src_in = dnnl::reorder(p.bound.src_u, p.bound.src_m);
+  if (p.wei != p.wei_user) p.bound.wei_in = dnnl::reorder(p.bound.wei_u, p.bound.wei_m);
+  if (p.dst != p.dst_user) p.bound.dst_out = dnnl::reorder(p.bound.dst_m, p.bound.dst_u);
+  p.bound.args = {{DNNL_ARG_SRC, p.bound.src_m}, {DNNL_ARG_WEIGHTS, p.bound.wei_m}, {DNNL_ARG_DST, p.bound.dst_m}};
 }
 
 // Executes p on user buffers: reorders the activation in and the output out
@@ -169,36 +169,36 @@ void bind(Prim& p) {
 void execute(Prim& p, const float* src, const float* wei, bool wei_const, float* dst) {
   State& st = state();
   dnnl::stream& strm = engine().strm;
-  p.b.src_u.set_data_handle(const_cast<float*>(src));
-  p.b.wei_u.set_data_handle(const_cast<float*>(wei));
-  p.b.dst_u.set_data_handle(dst);
+  p.bound.src_u.set_data_handle(const_cast<float*>(src));
+  p.bound.wei_u.set_data_handle(const_cast<float*>(wei));
+  p.bound.dst_u.set_data_handle(dst);
   if (p.src != p.src_user) {
-    p.b.src_m.set_data_handle(st.src_buf.get(p.src.get_size()));
-    p.b.src_in.execute(strm, p.b.src_u, p.b.src_m);
+    p.bound.src_m.set_data_handle(st.src_buf.get(p.src.get_size()));
+    p.bound.src_in.execute(strm, p.bound.src_u, p.bound.src_m);
   }
-  p.b.args[DNNL_ARG_WEIGHTS] = p.b.wei_m;
+  p.bound.args[DNNL_ARG_WEIGHTS] = p.bound.wei_m;
   if (p.wei != p.wei_user) {
     if (wei_const) {
       const std::size_t n = p.wei_user.get_size() / sizeof(float);
       const uint64_t fp = fingerprint(wei, n);
-      WeightCopy& c = p.b.weights[wei];
+      WeightCopy& c = p.bound.weights[wei];
       if (!c.mem || c.fingerprint != fp) {
         c.mem = memory(p.wei, engine().eng);
-        p.b.wei_in.execute(strm, p.b.wei_u, c.mem);
+        p.bound.wei_in.execute(strm, p.bound.wei_u, c.mem);
         c.fingerprint = fp;
       }
-      p.b.args[DNNL_ARG_WEIGHTS] = c.mem;
+      p.bound.args[DNNL_ARG_WEIGHTS] = c.mem;
     } else {
-      p.b.wei_m.set_data_handle(st.wei_buf.get(p.wei.get_size()));
-      p.b.wei_in.execute(strm, p.b.wei_u, p.b.wei_m);
+      p.bound.wei_m.set_data_handle(st.wei_buf.get(p.wei.get_size()));
+      p.bound.wei_in.execute(strm, p.bound.wei_u, p.bound.wei_m);
     }
   }
-  if (p.dst != p.dst_user) p.b.dst_m.set_data_handle(st.dst_buf.get(p.dst.get_size()));
+  if (p.dst != p.dst_user) p.bound.dst_m.set_data_handle(st.dst_buf.get(p.dst.get_size()));
   const auto t0 = std::chrono::steady_clock::now();
-  p.prim.execute(strm, p.b.args);
+  p.prim.execute(strm, p.bound.args);
   strm.wait();  // a CPU stream runs the primitive in execute(); the wait returns at once
   st.last_primitive_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  if (p.dst != p.dst_user) p.b.dst_out.execute(strm, p.b.dst_m, p.b.dst_u);
+  if (p.dst != p.dst_user) p.bound.dst_out.execute(strm, p.bound.dst_m, p.bound.dst_u);
   strm.wait();
 }
 
@@ -453,7 +453,7 @@ const fprt::ContractionLibrary& onednn_contractions() {
 void onednn_forget_weights() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  for (auto& [key, p] : s.prims) p.b.weights.clear();
+  for (auto& [key, p] : s.prims) p.bound.weights.clear();
 }
 
 std::string onednn_implementations() {

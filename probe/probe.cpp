@@ -702,13 +702,12 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
                              (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " fp32 vectors, one per kernel thread (" + std::to_string(kt) + "), " + measured;
   say("FP32: " + fmt(gflops, 4) + " GFLOP/s (mul+add, no FMA; samples spread " + fmt(spread_pct(fp32_s), 3) + "%)");
 
-  const int kernel_threads = kt;
   const double fork_join_us = dispatch_on_pool(pool);
-  r.spawn_join_us = spawn_join_us(kernel_threads);
+  r.spawn_join_us = spawn_join_us(kt);
   r.timed_call_us = timed_call_us();
   const std::string others = "; spawn+join of fresh std::threads costs " + fmt(r.spawn_join_us) +
                              " us, a timed empty call " + fmt(r.timed_call_us) + " us";
-  if (kernel_threads == 1) {
+  if (kt == 1) {
     d.launch_us = r.timed_call_us;
     d.sources["launch_us"] = "one thread forks nothing: the minimum over 20000 repetitions of a steady-clock pair "
                              "around an indirect call of an empty kernel (how exec/cpu_run.cpp times a group, the "
@@ -717,10 +716,10 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   } else {
     d.launch_us = fork_join_us;
     d.sources["launch_us"] = "fork-join parallel-for with an empty body on a persistent " +
-                             std::to_string(kernel_threads) + "-thread pool (spin then futex wait), mean of 2000, best "
+                             std::to_string(kt) + "-thread pool (spin then futex wait), mean of 2000, best "
                              "of 5, " + measured + others;
   }
-  say("dispatch: " + std::to_string(kernel_threads) + "-thread pool fork-join " + fmt(fork_join_us) +
+  say("dispatch: " + std::to_string(kt) + "-thread pool fork-join " + fmt(fork_join_us) +
       " us, spawn/join " + fmt(r.spawn_join_us) + " us, timed empty call " + fmt(r.timed_call_us) + " us; launch_us " +
       fmt(d.launch_us) + " us");
   cpu.e_transcendental = 0;
@@ -774,7 +773,7 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   // on the threads the kernels run on (costmodel/contraction.h).
   d.e_contraction = 1.0;
   try {
-    const ContractionProbe cp = probe_contractions(kernel_threads);
+    const ContractionProbe cp = probe_contractions(kt);
     cpu.contraction_GFLOPs = cp.GFLOPs;
     cpu.contraction_call_us = cp.call_us;
     d.sources["contraction_GFLOPs"] = cp.note + ", " + measured;
