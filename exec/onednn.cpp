@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -227,14 +228,6 @@ void run(const Key& key, Text&& text, Make&& make, const float* src, const float
 // multiple of kPadEveryN, get kRowPad more when M < kPadBelowM.
 constexpr int64_t kPadEveryN = 1024, kPadBelowM = 512, kRowPad = 16;
 
-// Whether a conv's channels fill whole blocks of `block` for oneDNN's
-// blocked direct kernels: both sides' channel counts, and per group either
-// one channel (depthwise) or whole blocks on both sides.
-bool blocks_fit(int64_t C, int64_t M, int64_t group, int64_t block) {
-  const int64_t Cg = C / group, Mg = M / group;
-  return C % block == 0 && M % block == 0 && (group == 1 || (Cg == 1 && Mg == 1) || (Cg % block == 0 && Mg % block == 0));
-}
-
 // ------------------------------------------------------------------ matmul
 void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
             const int64_t* ys, int yr, int transA, int transB, int b_const) {
@@ -395,9 +388,17 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
         // wherever the channels fill whole blocks (onednn.h): left to `any`,
         // oneDNN 2.6 on avx512_core picks brgconv on NHWC, and every conv
         // of a blocked chain paid a reorder in and out.
-        const bool blocked = (layout & kConvBlockedPrimitive) && r == 4 && blocks_fit(C, M, group, blocked_block);
-        const memory::desc px = plain_nchw ? xu : blocked ? memory::desc(xd, kF32, blocked_tag) : any_x;
-        const memory::desc py = plain_nchw ? yu : blocked ? memory::desc(yd, kF32, blocked_tag) : any_y;
+        // A stem conv (conv_blocking y_only) reads its NCHW x as it is.
+        const ConvBlocking blocking = (layout & kConvBlockedPrimitive) && r == 4 && !transposed
+                                          ? conv_blocking(C, M, group, blocked_block)
+                                          : ConvBlocking::none;
+        const memory::desc px = plain_nchw                         ? xu
+                                : blocking == ConvBlocking::both   ? memory::desc(xd, kF32, blocked_tag)
+                                : blocking == ConvBlocking::y_only ? plain(xd)
+                                                                   : any_x;
+        const memory::desc py = plain_nchw                         ? yu
+                                : blocking == ConvBlocking::none   ? any_y
+                                                                   : memory::desc(yd, kF32, blocked_tag);
         const auto prop = dnnl::prop_kind::forward_inference;
         if (transposed) {
           dnnl::deconvolution_forward::primitive_desc pd(
@@ -407,9 +408,17 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
           return Prim{dnnl::deconvolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(),
                       text() + ": " + pd.impl_info_str(), {}};
         }
-        dnnl::convolution_forward::primitive_desc pd(
-            dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, px, any_w, py, st, dl, pl, pr),
-            engine().eng);
+        auto conv_pd = [&](const memory::desc& sx, const memory::desc& sy) {
+          return dnnl::convolution_forward::primitive_desc(
+              dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, sx, any_w, sy, st, dl, pl, pr),
+              engine().eng);
+        };
+        auto pd = conv_pd(px, py);
+        // An ISA whose blocked kernels lack this case (conv_blocking's rule
+        // is the AVX-512 and AVX2 kernels') leaves only oneDNN's reference
+        // kernel on the blocked layout: `any` then.
+        if (blocking != ConvBlocking::none && std::string(pd.impl_info_str()).rfind("ref", 0) == 0)
+          pd = conv_pd(any_x, any_y);
         return Prim{dnnl::convolution_forward(pd), xu, pd.src_desc(), wu, pd.weights_desc(), yu, pd.dst_desc(),
                     text() + ": " + pd.impl_info_str(), {}};
       },

@@ -131,15 +131,13 @@ const Layouts& layouts_of(const Graph& g) {
   return layouts;
 }
 
-int Layouts::conv_bits(const Graph& g, NodeId conv, bool plain_buffers) const {
-  const NodeId x = g.operands(conv)[0];
-  const bool bx = is_blocked(x), by = is_blocked(conv);
-  if (!bx && !by) return 0;
-  // The block travels with plain buffers too: the primitive runs blocked
-  // either way, in this block (exec/onednn.h).
-  int bits = kConvBlockedPrimitive | (block == 16 ? kConvBlock16 : 0);
-  if (!plain_buffers) bits |= (bx ? kConvXBlocked : 0) | (by ? kConvYBlocked : 0);
-  return bits;
+ConvBlocking conv_blocking(int64_t C, int64_t M, int64_t group, int64_t block) {
+  const int64_t Cg = C / group, Mg = M / group;
+  if (C % block == 0 && M % block == 0 &&
+      (group == 1 || (Cg == 1 && Mg == 1) || (Cg % block == 0 && Mg % block == 0)))
+    return ConvBlocking::both;
+  if (group == 1 && C < block && M % block == 0) return ConvBlocking::y_only;
+  return ConvBlocking::none;
 }
 
 bool gemm_conv_on_nchw(int64_t kernel_volume, int64_t group, bool unit_stride_no_pads, int64_t outputs_per_image) {
@@ -147,25 +145,61 @@ bool gemm_conv_on_nchw(int64_t kernel_volume, int64_t group, bool unit_stride_no
   return kernel_volume == 1 && group == 1 && unit_stride_no_pads && outputs_per_image >= kPlainMinOutputsPerImage;
 }
 
+namespace {
+
+// gemm_conv_on_nchw for Conv node `conv`.
+bool runs_gemm_on_nchw(const Graph& g, NodeId conv) {
+  const Primitive& p = g.node(conv);
+  const int sr = p.out.rank() - 2;
+  const WindowParams w = window_params(p, sr);
+  const auto& ws = g.node(g.operands(conv)[1]).out.shape;  // [M, C/group, k...]: the kernel's extent
+  int64_t kvol = 1, outputs = 1;
+  bool unit = static_cast<int>(ws.size()) == sr + 2;
+  for (int i = 0; i < sr && unit; ++i) {
+    kvol *= ws[2 + i];
+    outputs *= p.out.shape[2 + i];
+    unit = unit && w.strides[i] == 1 && w.pads[i] == 0 && w.pads[sr + i] == 0;
+  }
+  return gemm_conv_on_nchw(kvol, w.group, unit, outputs);
+}
+
+}  // namespace
+
+int Layouts::conv_bits(const Graph& g, NodeId conv, bool plain_buffers) const {
+  const NodeId x = g.operands(conv)[0];
+  const bool bx = is_blocked(x), by = is_blocked(conv);
+  // The block travels with plain buffers too: the primitive runs blocked
+  // either way, in this block (exec/onednn.h).
+  const int primitive = kConvBlockedPrimitive | (block == 16 ? kConvBlock16 : 0);
+  if (!bx && !by) {
+    // Both sides NCHW: the blocked primitive where oneDNN has one for these
+    // channels, its reorders NCHW <-> nChw<B>c (a few us per MiB) being far
+    // cheaper than those to NHWC that `any` picks (docs/layouts.md); the
+    // gemm convolution where it wins without reorders.
+    const Primitive& p = g.node(conv);
+    if (!is_conv2d(p) || runs_gemm_on_nchw(g, conv)) return 0;
+    const bool runs_blocked =
+        conv_blocking(g.node(x).out.shape[1], p.out.shape[1], window_params(p, 2).group, block) != ConvBlocking::none;
+    return runs_blocked ? primitive : 0;
+  }
+  int bits = primitive;
+  if (!plain_buffers) bits |= (bx ? kConvXBlocked : 0) | (by ? kConvYBlocked : 0);
+  return bits;
+}
+
 int Layouts::reorders(const Graph& g, NodeId conv) const {
   const Primitive& p = g.node(conv);
   if (p.kind == Op::ConvTranspose) return kReorderX | kReorderY;
   if (p.kind != Op::Conv) return 0;
   const int bits = conv_bits(g, conv, false);
-  if (!(bits & kConvBlockedPrimitive)) {
-    const int sr = p.out.rank() - 2;
-    const WindowParams w = window_params(p, sr);
-    const auto& ws = g.node(g.operands(conv)[1]).out.shape;  // [M, C/group, k...]: the kernel's extent
-    int64_t kvol = 1, outputs = 1;
-    bool unit = static_cast<int>(ws.size()) == sr + 2;
-    for (int i = 0; i < sr && unit; ++i) {
-      kvol *= ws[2 + i];
-      outputs *= p.out.shape[2 + i];
-      unit = unit && w.strides[i] == 1 && w.pads[i] == 0 && w.pads[sr + i] == 0;
-    }
-    if (gemm_conv_on_nchw(kvol, w.group, unit, outputs)) return 0;
-  }
-  return (bits & kConvXBlocked ? 0 : kReorderX) | (bits & kConvYBlocked ? 0 : kReorderY);
+  if (!(bits & kConvBlockedPrimitive) && runs_gemm_on_nchw(g, conv)) return 0;
+  int r = (bits & kConvXBlocked ? 0 : kReorderX) | (bits & kConvYBlocked ? 0 : kReorderY);
+  // A stem conv's NCHW x is read as it is (conv_blocking y_only).
+  if ((bits & kConvBlockedPrimitive) && !(bits & kConvXBlocked) &&
+      conv_blocking(g.node(g.operands(conv)[0]).out.shape[1], p.out.shape[1], window_params(p, 2).group, block) ==
+          ConvBlocking::y_only)
+    r &= ~kReorderX;
+  return r;
 }
 
 bool unblocked_store(const Graph& g, const Layouts& lay, NodeId n, std::span<const NodeId> members) {

@@ -45,12 +45,28 @@ void set_host_channel_block(int64_t block);
 /// How a Conv's activations are laid out (the `layout` argument of the
 /// runtime's fprt::conv, emit/cpu/runtime.h): bit kConvXBlocked / kConvYBlocked
 /// when the plan stores x / y blocked; kConvBlockedPrimitive when the
-/// convolution runs oneDNN's blocked primitive even where plain NCHW would be
-/// chosen by shape (set whenever either side is blocked, also by the
-/// reference executor, which passes plain buffers); kConvBlock16 when the
+/// convolution runs oneDNN's blocked primitive (conv_blocking): whenever
+/// either side is blocked, and for a conv with both sides NCHW where
+/// conv_blocking is not `none` and the gemm convolution does not apply (its
+/// NCHW <-> nChw16c reorders cost a third of those to NHWC that oneDNN's
+/// `any` picks); also by the reference executor, which passes plain buffers,
+/// so that both run one primitive; kConvBlock16 when the
 /// blocked primitive's sides hold 16-channel blocks (nChw16c) rather than 8
 /// (nChw8c), for plain buffers too.
 inline constexpr int kConvXBlocked = 1, kConvYBlocked = 2, kConvBlockedPrimitive = 4, kConvBlock16 = 8;
+
+/// How oneDNN's blocked direct convolution (jit:avx512_core, jit:avx2, their
+/// depthwise kernels) lays out a 2-D conv of C input and M output channels
+/// in `group` groups, blocks of `block` channels: `both` sides blocked where
+/// both channel counts fill whole blocks and each group has one channel
+/// (depthwise) or whole blocks on both sides; `y_only` for an ungrouped conv
+/// with fewer input channels than a block (a stem conv over 3 colour
+/// planes), which reads x as NCHW and writes y blocked; `none` otherwise
+/// (4 channels per group: oneDNN 2.6 runs it on nChw4c only, and forced onto
+/// nChw16c it falls back to its reference kernel, 700x slower; measured on
+/// a Zen 4 core, docs/layouts.md).
+enum class ConvBlocking { none, both, y_only };
+ConvBlocking conv_blocking(int64_t C, int64_t M, int64_t group, int64_t block);
 
 /// Whether oneDNN's gemm convolution on NCHW activations beats the blocked
 /// primitive plus both reorders for a conv with this kernel volume, group

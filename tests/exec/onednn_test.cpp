@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "exec/onednn.h"
+#include "graph/layout.h"
 
 namespace fuseplan {
 namespace {
@@ -105,13 +107,13 @@ std::vector<double> conv_direct(const ConvCase& c, const std::vector<float>& x, 
   return y;
 }
 
-void check_conv(const ConvCase& c) {
+void check_conv(const ConvCase& c, int layout = 0) {
   const std::vector<int64_t> ys = out_shape(c);
   const auto x = random_values(numel(c.x), 1), w = random_values(numel(c.w), 2);
   std::vector<float> y(static_cast<std::size_t>(numel(ys)), -7.0f);
   onednn_contractions().conv(x.data(), c.x.data(), w.data(), c.w.data(), y.data(), ys.data(),
                              static_cast<int>(c.x.size()) - 2, c.strides.data(), c.pads.data(), c.dil.data(), c.group,
-                             c.transposed, 1, 0);
+                             c.transposed, 1, layout);
   expect_close(y, conv_direct(c, x, w, ys));
 }
 
@@ -124,6 +126,18 @@ TEST(OneDnn, ConvVariantsMatchDirectLoops) {
   check_conv({{1, 4, 13, 13}, {6, 4, 3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1, false});         // dilated
   check_conv({{2, 3, 17}, {5, 3, 4}, {3}, {1, 2}, {1}, 1, false});                             // 1-D
   check_conv({{1, 2, 5, 6, 7}, {4, 2, 3, 2, 3}, {1, 2, 1}, {1, 0, 1, 1, 1, 0}, {1, 1, 1}, 1, false});  // 3-D
+}
+
+TEST(OneDnn, BlockedPrimitiveOnPlainBuffersMatchesDirectLoops) {
+  // The bits graph/layout.h gives a conv between NCHW tensors: the blocked
+  // primitive, reorders around it; a stem conv reads x as NCHW.
+  const int64_t block = host_channel_block();
+  const int bits = kConvBlockedPrimitive | (block == 16 ? kConvBlock16 : 0);
+  const std::string before = onednn_implementations();
+  check_conv({{1, 2 * block, 9, 9}, {2 * block, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2 * block, false}, bits);
+  check_conv({{1, 3, 19, 19}, {block, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, false}, bits);
+  const std::string created = onednn_implementations().substr(before.size());
+  EXPECT_EQ(created.find("ref"), std::string::npos) << created;  // oneDNN's blocked kernels, not its reference
 }
 
 TEST(OneDnn, ConvTransposeVariantsMatchDirectLoops) {

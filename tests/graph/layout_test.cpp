@@ -39,8 +39,48 @@ TEST(Layouts, ALibraryReaderKeepsItsSetPlain) {
   Layouts l = assign_layouts(g, 8);
   for (const char* n : {"c1/conv", "c1", "r1"}) EXPECT_FALSE(blocked(g, l, n)) << n;
   EXPECT_TRUE(blocked(g, l, "c2"));
-  EXPECT_EQ(l.conv_bits(g, g.at("c1/conv"), false), 0);
+  // c1 still runs the blocked primitive, on plain buffers: reordered in and out.
+  EXPECT_EQ(l.conv_bits(g, g.at("c1/conv"), false), kConvBlockedPrimitive);
+  EXPECT_EQ(l.reorders(g, g.at("c1/conv")), kReorderX | kReorderY);
   EXPECT_EQ(l.conv_bits(g, g.at("c2"), false), kConvBlockedPrimitive | kConvYBlocked);
+}
+
+TEST(Layouts, ConvsBetweenPlainTensorsRunBlockedWhereOneDnnHasTheKernel) {
+  // One-op models: x and y are graph tensors, stored NCHW.
+  auto one_conv = [](const std::string& x, const std::string& w, const std::string& y, const std::string& attrs) {
+    return "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[" + x + "] x, float[" + w + "] w) => (float[" + y +
+           "] y) {\n  y = Conv<" + attrs + ">(x, w)\n}";
+  };
+  const int both = kConvBlockedPrimitive | kConvBlock16;
+  struct Case {
+    std::string x, w, y, attrs;
+    int bits, reorders;
+  };
+  const Case cases[] = {
+      // Depthwise 3x3: blocked, both sides reordered (NCHW <-> nChw16c).
+      {"1, 32, 8, 8", "32, 1, 3, 3", "1, 32, 8, 8", "kernel_shape = [3, 3], pads = [1, 1, 1, 1], group = 32", both,
+       kReorderX | kReorderY},
+      // Stem: 3 input channels read as NCHW, only y reordered.
+      {"1, 3, 16, 16", "16, 3, 7, 7", "1, 16, 5, 5", "kernel_shape = [7, 7], strides = [2, 2]", both, kReorderY},
+      // 4 channels per group: no blocked-16 kernel, `any`.
+      {"1, 32, 8, 8", "32, 4, 3, 3", "1, 32, 8, 8", "kernel_shape = [3, 3], pads = [1, 1, 1, 1], group = 8", 0,
+       kReorderX | kReorderY},
+      // 1x1 over 28x28: oneDNN's gemm convolution on NCHW, no reorder.
+      {"1, 32, 28, 28", "64, 32, 1, 1", "1, 64, 28, 28", "kernel_shape = [1, 1]", 0, 0},
+  };
+  for (const Case& c : cases) {
+    Graph g = import_text(one_conv(c.x, c.w, c.y, c.attrs));
+    const Layouts l = assign_layouts(g, 16);
+    EXPECT_EQ(l.count(), 0);
+    EXPECT_EQ(l.conv_bits(g, g.at("y"), false), c.bits) << c.attrs;
+    EXPECT_EQ(l.conv_bits(g, g.at("y"), true), c.bits) << c.attrs;  // the reference: the same primitive
+    EXPECT_EQ(l.reorders(g, g.at("y")), c.reorders) << c.attrs;
+  }
+  EXPECT_EQ(conv_blocking(3, 16, 1, 16), ConvBlocking::y_only);
+  EXPECT_EQ(conv_blocking(24, 16, 1, 16), ConvBlocking::none);
+  EXPECT_EQ(conv_blocking(144, 144, 144, 16), ConvBlocking::both);
+  EXPECT_EQ(conv_blocking(128, 128, 32, 16), ConvBlocking::none);
+  EXPECT_EQ(conv_blocking(128, 128, 4, 16), ConvBlocking::both);
 }
 
 TEST(Layouts, PartialChannelBlocksStayPlain) {
