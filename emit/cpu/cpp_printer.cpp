@@ -34,6 +34,9 @@ namespace {
 // Elements of work above which a loop runs on all threads (below, the fork/join
 // costs more than it saves; guessed from ~5 µs OpenMP fork/join on a desktop core).
 constexpr int64_t kParallelMinWork = 32768;
+// Floats per AVX-512 vector: an epilogue run shorter than this leaves its
+// vector loop (print_epilogue_lambda).
+constexpr int64_t kVectorRun = 16;
 
 std::string shape_array(const std::vector<int64_t>& s) {
   std::string a = "{";
@@ -156,12 +159,33 @@ class KernelPrinter : public InlineExprPrinter {
   bool in_epilogue(NodeId n) const { return std::find(epi_stages_.begin(), epi_stages_.end(), n) != epi_stages_.end(); }
 
   // The epilogue as a lambda over a flat run [p, p+len) of the contraction's
-  // output: runs along the last dim, leading coordinates once per run.
+  // output (at least kEpilogueMinRun elements, emit/cpu/runtime.h): runs
+  // over its trailing dims [t, rank), leading coordinates once per run.
+  // The trailing dims coalesce as a loop stage's do (coalescible). Where
+  // they still make a run shorter than a vector, the whole output is one
+  // run and every coordinate is computed from the flat index: a GEMM
+  // output in rows of 2 (distilbert_tiny's FFN) otherwise ran its Erf
+  // epilogue in runs of 2, scalar SLEEF calls, 11.8 us; with the flat
+  // index its reads are vector gathers and the Erf one vector call.
+  // The first dim of the run (t), and whether it is the flat run.
+  std::pair<int, bool> epilogue_run(const std::vector<int64_t>& s) const {
+    const int r = static_cast<int>(s.size());
+    if (r == 0) return {0, false};
+    std::vector<uint8_t> breaks(r, 0);
+    int t = r - 1;
+    bool coalesce = true;
+    for (NodeId n : epi_stages_) coalesce = coalesce && shape(n) == s && coalescible(n, n, 0, breaks);
+    if (coalesce)
+      while (t > 0 && !breaks[t]) --t;
+    if (t > 0 && numel(std::vector<int64_t>(s.begin() + t, s.end())) < kVectorRun) return {0, true};
+    return {t, false};
+  }
   void print_epilogue_lambda() {
     if (lay_.is_blocked(epi_lib_)) return print_blocked_epilogue_lambda();
     const auto& s = shape(epi_lib_);
-    int r = static_cast<int>(s.size());
-    std::string last = std::to_string(s.back());
+    const auto [t, flat] = epilogue_run(s);
+    const int r = static_cast<int>(s.size());
+    const std::string last = std::to_string(numel(std::vector<int64_t>(s.begin() + t, s.end())));
     line("auto epi = [&](int64_t p, const int64_t len) {");
     ++ind_;
     line("const int64_t e = p + len;");
@@ -169,18 +193,26 @@ class KernelPrinter : public InlineExprPrinter {
     ++ind_;
     line("const int64_t q = p / " + last + ", w0 = p - q * " + last + ";");
     line("const int64_t run = std::min<int64_t>(" + last + " - w0, e - p);");
-    Coords c = delinearise(std::vector<int64_t>(s.begin(), s.end() - 1), "q");
-    for (int d = 0; d + 1 < r; ++d) {
+    Coords c = delinearise(std::vector<int64_t>(s.begin(), s.begin() + t), "q");
+    for (int d = 0; d < t; ++d) {
       if (c[d] == "0") continue;
       line("const int64_t i" + std::to_string(d) + " = " + c[d] + ";");
       c[d] = "i" + std::to_string(d);
     }
-    std::string v = "i" + std::to_string(r - 1);
+    // The run's variable: at its last dim longer than 1, "0" at the others
+    // (as coalesced_loops: linear_offset drops dims of size 1), where every
+    // read steps 1 or 0 per element; else the flat index of every dim.
+    int at = r - 1;
+    while (at > t && s[at] == 1) --at;
+    const std::string v = flat ? "f" : "i" + std::to_string(at);
     line("#pragma omp simd");  // independent elements, as a loop stage's (open_loops)
     line("for (int64_t " + v + " = w0; " + v + " < w0 + run; ++" + v + ") {");
     ++ind_;
     push();
-    c.push_back(v);
+    if (flat)
+      c = delinearise(s, v);
+    else
+      for (int d = t; d < r; ++d) c.push_back(d == at ? v : "0");
     for (NodeId n : epi_stages_) {
       line("// " + g_.node(n).op + " '" + comment_escape(g_.node(n).name) + "'");
       std::string x = define(n, key(n, c), compute(n, c));
