@@ -135,18 +135,36 @@ ContractionProbe probe_contractions(int threads) {
       inverse_sum[k] += t.primitive_us / (probe_shape_flops(shapes[i]) * 1e-3);
       ++count[k];
     }
-    // The fixed cost of a call: a MatMul whose FLOPs take well under 1 µs.
-    const ProbeShape tiny{C::gemm_skinny, "[1,16] x [16,16]", false, {1, 16}, {16, 16}};
+    // The fixed cost of a call as a plan pays it: small MatMuls whose FLOPs
+    // take a few ns, eight primitives called in turn (a plan calls each of
+    // its contractions once per run, between other kernels), each call's
+    // whole time less its FLOPs at the skinny-GEMM rate. The primitive's own
+    // fixed cost (oneDNN's execute: argument map, scratchpad, the JIT
+    // kernel's entry) is part of it. On a Zen 4 thread: 0.65 us (1.0-1.3
+    // while the core's other hyperthread is busy); one hot primitive less
+    // its primitive's time gave 0.27 us, and priced the held-out contraction
+    // groups of results/calibration-zen4 at 47% MAPE (0.65: 33%).
     const fprt::ContractionLibrary& lib = onednn_contractions();
-    std::vector<float> a = filled(16, 3), b = filled(256, 5), y(16);
-    const int64_t ys[2] = {1, 16};
+    struct Tiny {
+      int64_t m, k, n;
+    };
+    constexpr Tiny kTiny[] = {{1, 16, 16}, {16, 32, 32}, {128, 2, 2}, {128, 4, 2}, {64, 16, 8}, {8, 64, 64}, {32, 8, 16}, {4, 4, 4}};
+    constexpr int kRounds = 2 + 26;
+    const int skinny = static_cast<int>(C::gemm_skinny);
+    const double skinny_us_per_flop = count[skinny] > 0 ? inverse_sum[skinny] / count[skinny] * 1e-3 : 0;
+    std::vector<std::vector<float>> bufs;
+    for (const Tiny& t : kTiny)
+      for (int64_t n : {t.m * t.k, t.k * t.n, t.m * t.n}) bufs.push_back(filled(n, static_cast<uint32_t>(bufs.size())));
     std::vector<double> extra;
-    for (int rep = 0; rep < 2 + 201; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      lib.matmul(a.data(), tiny.a.data(), 2, b.data(), tiny.b.data(), 2, y.data(), ys, 2, 0, 0, 1);
-      const double whole = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-      if (rep >= 2) extra.push_back(whole - onednn_last_primitive_us());
-    }
+    for (int rep = 0; rep < kRounds; ++rep)
+      for (std::size_t i = 0; i < std::size(kTiny); ++i) {
+        const Tiny& t = kTiny[i];
+        const int64_t as[2] = {t.m, t.k}, bs[2] = {t.k, t.n}, ys[2] = {t.m, t.n};
+        const auto t0 = std::chrono::steady_clock::now();
+        lib.matmul(bufs[3 * i].data(), as, 2, bufs[3 * i + 1].data(), bs, 2, bufs[3 * i + 2].data(), ys, 2, 0, 0, 1);
+        const double whole = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (rep >= 2) extra.push_back(whole - 2.0 * static_cast<double>(t.m * t.k * t.n) * skinny_us_per_flop);
+      }
     r.call_us = std::max(0.0, median(extra));
   } catch (...) {
     set_contraction_threads(saved);

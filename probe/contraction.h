@@ -41,8 +41,8 @@ struct ShapeTiming {
 struct ContractionProbe {
   std::array<double, kContractionClassCount> GFLOPs{};  // per class: harmonic mean of its shapes' GFLOP/s (each
                                                         // shape's FLOPs / primitive µs · 1e-3), each shape once
-  double call_us = 0;         // fixed µs per call beyond the primitive: MatMul [1,16] x [16,16]'s entry less its
-                              // primitive, median
+  double call_us = 0;         // fixed µs per call beyond its FLOPs: eight small MatMuls called in turn, each
+                              // call less its FLOPs at the skinny-GEMM rate, median
   std::vector<ShapeTiming> shapes;  // per probe_shapes() entry
   std::string note;           // one line: the measurement, each class's figure and each shape's
 };

@@ -778,8 +778,9 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
     cpu.contraction_call_us = cp.call_us;
     d.sources["contraction_GFLOPs"] = cp.note + ", " + measured;
     d.sources["contraction_call_us"] =
-        "median over 201 calls of MatMul [1,16] x [16,16] (constant B) through onednn_contractions() of the call's "
-        "time less its primitive's: key, primitive lookup, constant-weight check, stream; " + measured;
+        "median over 26 rounds of eight small MatMuls (constant B, [1,16]x[16,16] .. [128,2]x[2,2]) called in turn "
+        "through onednn_contractions(), each call's time less its FLOPs at the skinny-GEMM rate: key, primitive "
+        "lookup, data handles, the primitive's own dispatch and entry (probe/contraction.cpp); " + measured;
     d.sources["e_contraction"] = "1: the probe's speed (contraction_GFLOPs); fuseplan calibrate fits it as one scale "
                                  "over all classes, docs/calibration.md";
     say("contractions: " + cp.note + "; " + fmt(cp.call_us, 3) + " us per call");
