@@ -29,6 +29,7 @@
 
 #include "graph/graph.h"
 #include "probe/contraction.h"
+#include "probe/pool_window.h"
 #include "probe/reduction_chain.h"
 #include "probe/transcendental.h"
 #include "profiling/cpu_profiler.h"
@@ -750,8 +751,16 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   cpu.source_read_us = 0;
   fitted_later("source_read_us", "first-touch",
                "us per source tensor a group reads: weights, constants and graph inputs start cold after a flush");
-  cpu.pool_step_ns = 0;
-  fitted_later("pool_step_ns", "pooling-window", "ns per window element of emit/cpu/runtime.h pool()");
+  try {
+    const PoolWindowTiming pw = pool_window_ns();
+    cpu.pool_step_ns = pw.ns;
+    d.sources["pool_step_ns"] = pw.note + ", " + measured;
+    say("pooling: " + fmt(pw.ns, 3) + " ns per window element");
+  } catch (const Error& e) {
+    cpu.pool_step_ns = 0;
+    fitted_later("pool_step_ns", "pooling-window", "ns per window element of emit/cpu/runtime.h pool()");
+    say(std::string("pooling not measured: ") + e.what());
+  }
   // The emitted reduce loops' serial chains (probe/reduction_chain.h): a
   // ReduceSum over BERT's attention rows at batch 8 x sequence 512 (25M
   // elements) took 18.6 ms on a Zen 4 thread, 4x its memory time.

@@ -9,6 +9,7 @@
 
 #include "probe/probe.h"
 #include "probe/contraction.h"
+#include "probe/pool_window.h"
 #include "probe/reduction_chain.h"
 #include "probe/transcendental.h"
 #include "emit/cpu/cpu_backend.h"
@@ -188,6 +189,16 @@ TEST(Probe, ReductionChainLoopsAreTheEmittedOnes) {
     EXPECT_NE(emitted.find(text), std::string::npos) << text << "\n" << emitted;
     EXPECT_NE(probe.find(text), std::string::npos) << text << "\n" << probe;
   }
+}
+
+// The pooling routine's price per window element (regression: the prior
+// held pool_step_ns at 0, and ShuffleNet v2's stem MaxPool was predicted at
+// its bytes, 20 us, where it measured 373 us).
+TEST(Probe, PoolingIsTimedPerWindowElement) {
+  const fuseplan::PoolWindowTiming p = fuseplan::pool_window_ns();
+  EXPECT_GT(p.ns, 0.01);
+  EXPECT_LT(p.ns, 50);
+  EXPECT_NE(p.note.find("ns per window element"), std::string::npos) << p.note;
 }
 
 TEST(Probe, ReductionChainsAreTimedPerStep) {
