@@ -26,16 +26,21 @@
 //    threads: 125 unpadded, 117-119 padded).
 //  - Conv/ConvTranspose: a 1x1 ungrouped unstrided conv with at least
 //    28x28 outputs per image runs on the NCHW tensors as they are (oneDNN's
-//    gemm convolution reads them directly); every other conv runs in the
-//    layout oneDNN prefers (format_tag::any: nChw8c on AVX2, nChw16c on
-//    AVX-512), the activation reordered in and the output reordered out
-//    around the call. Where the plan's layout assignment stores x or y
-//    blocked (nChw8c, or nChw16c with layout bit kConvBlock16)
-//    (graph/layout.h, the call's `layout` bits), the conv always runs
-//    blocked, its primitive created on nChw<B>c source and destination
-//    wherever the channels fill whole blocks (not `any`: oneDNN 2.6 picks
-//    brgconv on NHWC on avx512_core, a reorder in and out of every conv of
-//    a chain; docs/layouts.md), and that side needs no reorder.
+//    gemm convolution reads them directly). Every other 2-D conv whose
+//    channels oneDNN's blocked kernels take (graph/layout.h
+//    conv_blocking) runs its blocked primitive, created on nChw<B>c
+//    source and destination (a stem conv: NCHW source, blocked
+//    destination), whatever the caller's layout: where the plan stores x
+//    or y blocked (layout bits kConvXBlocked / kConvYBlocked, block 16
+//    with kConvBlock16) that side needs no reorder, a plain side is
+//    reordered NCHW <-> nChw<B>c around the call. Left to `any`, oneDNN
+//    2.6 on avx512_core picks brgconv on NHWC: a conv chain reordered in
+//    and out of every conv, and a conv between NCHW tensors paid the
+//    NHWC -> NCHW reorder, 3x slower than from nChw16c (depthwise 3x3 144
+//    at 56x56, one Zen 4 thread: 99 + 272 us of reorders against 42 + 44;
+//    docs/layouts.md). Any other conv (4 channels per group, 3-D, 1-D,
+//    ConvTranspose) runs in the layout oneDNN prefers (format_tag::any),
+//    reordered in and out.
 //    Measured on a Zen 3 core, one thread (µs, NCHW gemm:jit against
 //    blocked + both reorders): 3x3 64->64 at 56x56 5873 vs 3518 + 111;
 //    1x1 256->64 at 56x56 1521 vs 1394 + 267; 1x1 128->512 at 28x28 1329
