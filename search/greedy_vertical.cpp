@@ -118,14 +118,17 @@ class VerticalSearch {
   /// Whether p and c together stay within the group size cap.
   bool fits(int p, int c) const { return size_of(p) + size_of(c) <= max_size_; }
 
-  /// Predicted saving (µs) of merging c into p; nullopt when illegal or over resources.
+  /// Predicted saving (µs) of merging c into p, ranked (ranked_gain: a tie
+  /// on time goes to fewer bytes written); nullopt when illegal or over resources.
   std::optional<double> merge_gain(int p, int c) {
     const DeviceSpec& d = ws_.device();
     if (!fits(p, c) || !can_merge_vertical(ws_.graph(), ws_.nodes(p), ws_.nodes(c), d).ok()) return std::nullopt;
     const int ids[2] = {p, c};
     GroupCost m = ws_.cost_of_merge(ids);
     if (!check_resources(m, d, "merge").ok()) return std::nullopt;
-    return ws_.cost_of(p).predicted_us + ws_.cost_of(c).predicted_us - m.predicted_us;
+    const GroupCost &cp = ws_.cost_of(p), &cc = ws_.cost_of(c);
+    return ranked_gain(cp.predicted_us + cc.predicted_us - m.predicted_us,
+                       cp.bytes_written + cc.bytes_written - m.bytes_written, m.predicted_us);
   }
 
   /// Predicted saving of recomputing p inside its reader c (one of several).
@@ -136,27 +139,32 @@ class VerticalSearch {
     GroupCost p_after;
     auto after = ws_.cost_of_duplicate(p, ids, &p_after);
     if (!check_resources(after[0], d, "duplicate").ok()) return std::nullopt;
-    return ws_.cost_of(p).predicted_us + ws_.cost_of(c).predicted_us - after[0].predicted_us - p_after.predicted_us;
+    const GroupCost &cp = ws_.cost_of(p), &cc = ws_.cost_of(c);
+    const double after_us = after[0].predicted_us + p_after.predicted_us;
+    return ranked_gain(cp.predicted_us + cc.predicted_us - after_us,
+                       cp.bytes_written + cc.bytes_written - after[0].bytes_written - p_after.bytes_written, after_us);
   }
 
   /// Predicted saving of recomputing p inside every reader in `readers` (≥ 2).
   std::optional<double> duplicate_all_gain(int p, const std::vector<int>& readers) {
     const Graph& g = ws_.graph();
     const DeviceSpec& d = ws_.device();
-    double before = ws_.cost_of(p).predicted_us;
+    double before = ws_.cost_of(p).predicted_us, written_before = ws_.cost_of(p).bytes_written;
     for (int c : readers) {
       if (!fits(p, c)) return std::nullopt;
       if (!can_duplicate(g, ws_.nodes(p), ws_.nodes(c), d).ok()) return std::nullopt;
       before += ws_.cost_of(c).predicted_us;
+      written_before += ws_.cost_of(c).bytes_written;
     }
     GroupCost p_after;
     auto after = ws_.cost_of_duplicate(p, readers, &p_after);
-    double total = p_after.predicted_us;
+    double total = p_after.predicted_us, written = p_after.bytes_written;
     for (const auto& a : after) {
       if (!check_resources(a, d, "duplicate").ok()) return std::nullopt;
       total += a.predicted_us;
+      written += a.bytes_written;
     }
-    return before - total;
+    return ranked_gain(before - total, written_before - written, total);
   }
 
   void push_pair(int p, int c) {

@@ -62,9 +62,14 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
         const GroupCost before_cost = ws.cost_of(gid);
         const double before = before_cost.predicted_us;
         const int s = ws.split_off(n);
-        const double rest = ws.cost_of(gid).predicted_us;
-        // Option A: n alone.
-        double best_gain = before - rest - ws.cost_of(s).predicted_us;
+        const GroupCost rest_cost = ws.cost_of(gid);
+        const double rest = rest_cost.predicted_us;
+        // Option A: n alone. Gains are ranked (ranked_gain: a tie on time
+        // goes to fewer bytes written), as the greedy pass ranks merges.
+        const GroupCost alone = ws.cost_of(s);
+        double best_gain = ranked_gain(before - rest - alone.predicted_us,
+                                       before_cost.bytes_written - rest_cost.bytes_written - alone.bytes_written,
+                                       rest + alone.predicted_us);
         int best_target = -1;
         // Option B: move n into a neighbouring group.
         std::vector<int> neigh = ws.producer_groups(s);
@@ -81,7 +86,11 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
           const int ids[2] = {x, s};
           GroupCost m = ws.cost_of_merge(ids);
           if (!check_resources(m, d, "merge").ok()) continue;
-          const double gain = before + ws.cost_of(x).predicted_us - rest - m.predicted_us;
+          const GroupCost& cx = ws.cost_of(x);
+          const double gain =
+              ranked_gain(before + cx.predicted_us - rest - m.predicted_us,
+                          before_cost.bytes_written + cx.bytes_written - rest_cost.bytes_written - m.bytes_written,
+                          rest + m.predicted_us);
           if (gain > best_gain) best_gain = gain, best_target = x;
         }
         if (best_gain <= kMinGainUs) {
@@ -137,12 +146,14 @@ int recut_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& h
         if (auto it = no_move.find(key); it != no_move.end() && it->second == versions) continue;
         const std::vector<NodeId> pn = ws.nodes(p), cn = ws.nodes(c);
         const double before = ws.cost_of(p).predicted_us + ws.cost_of(c).predicted_us;
+        const double written_before = ws.cost_of(p).bytes_written + ws.cost_of(c).bytes_written;
         Move best;
         auto consider = [&](Recut kind, std::size_t k, std::span<const NodeId> moved, std::vector<NodeId> a,
                             std::vector<NodeId> b) {
           if (a.size() > cap || b.size() > cap || a.empty() || b.empty() || !is_connected(g, a) || !is_connected(g, b)) return;
           const GroupCost ca = price_set(g, d, a), cb = price_set(g, d, b);
-          const double gain = before - ca.predicted_us - cb.predicted_us;
+          const double after = ca.predicted_us + cb.predicted_us;
+          const double gain = ranked_gain(before - after, written_before - ca.bytes_written - cb.bytes_written, after);
           if (gain <= best.gain) return;
           if (!check_resources(ca, d, "merge").ok() || !check_resources(cb, d, "merge").ok()) return;
           // Legality of the grown group: the moved primitives against what they join.
