@@ -30,5 +30,5 @@ fi
 # The default PyPI index is the only one reachable; torch from it is the CUDA
 # build (the nvidia-* wheels come along, several GB on disk). It runs on the CPU.
 "$venv/bin/python" -m pip install --progress-bar off -r "$here/requirements.txt"
-"$venv/bin/python" -c "import onnx, onnxruntime, torch, torchvision, transformers, numpy; print('setup: ok: onnx', onnx.__version__, 'onnxruntime', onnxruntime.__version__, 'torch', torch.__version__, 'torchvision', torchvision.__version__, 'transformers', transformers.__version__, 'numpy', numpy.__version__)"
+"$venv/bin/python" -c "import onnx, onnxruntime, torch, torchvision, transformers, numpy, tvm; print('setup: ok: tvm', tvm.__version__, 'onnx', onnx.__version__, 'onnxruntime', onnxruntime.__version__, 'torch', torch.__version__, 'torchvision', torchvision.__version__, 'transformers', transformers.__version__, 'numpy', numpy.__version__)"
 du -sh "$venv" | sed 's/^/setup: venv size /'
