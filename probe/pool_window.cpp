@@ -5,8 +5,7 @@
 #include <sstream>
 #include <vector>
 
-#include "emit/cpu/compiler.h"
-#include "emit/cpu/cpp_printer.h"
+#include "probe/timed_kernel.h"
 #include "support/error.h"
 
 namespace fuseplan {
@@ -47,15 +46,7 @@ std::string pool_window_source() {
 }  // namespace
 
 PoolWindowTiming pool_window_ns() {
-  auto lib = cpu::compile_and_load(std::string(cpu::kRuntimeText) + pool_window_source());
-  std::vector<double> t(2, 1e30), call(2, 0.0);
-  void* args[1] = {call.data()};
-  auto fn = lib->kernel("fp_probe_pool");
-  fn(args);  // warm-up
-  for (int c = 0; c < kCalls; ++c) {
-    fn(args);
-    for (std::size_t f = 0; f < t.size(); ++f) t[f] = std::min(t[f], call[f]);
-  }
+  const std::vector<double> t = best_of_calls(pool_window_source(), "fp_probe_pool", 2, kCalls);
   auto window_elements = [](int side) { return double(kChannels) * (side / 2) * (side / 2) * kWindow; };
   PoolWindowTiming r;
   r.ns = (t[1] - t[0]) / (window_elements(kSides[1]) - window_elements(kSides[0]));

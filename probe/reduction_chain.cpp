@@ -5,9 +5,8 @@
 #include <sstream>
 #include <vector>
 
-#include "emit/cpu/compiler.h"
-#include "emit/cpu/cpp_printer.h"
 #include "graph/op_attrs.h"
+#include "probe/timed_kernel.h"
 #include "support/error.h"
 
 namespace fuseplan {
@@ -76,15 +75,7 @@ std::string reduction_chain_source() {
 }
 
 ReductionChainTiming reduction_chain_ns() {
-  auto lib = cpu::compile_and_load(std::string(cpu::kRuntimeText) + reduction_chain_source());
-  std::vector<double> t(4, 1e30), call(4, 0.0);
-  void* args[1] = {call.data()};
-  auto fn = lib->kernel("fp_probe_reduction_chains");
-  fn(args);  // warm-up
-  for (int c = 0; c < kCalls; ++c) {
-    fn(args);
-    for (std::size_t f = 0; f < t.size(); ++f) t[f] = std::min(t[f], call[f]);
-  }
+  const std::vector<double> t = best_of_calls(reduction_chain_source(), "fp_probe_reduction_chains", 4, kCalls);
   ReductionChainTiming r;
   const double steps = static_cast<double>(kRows) * (kLengths[1] - kLengths[0]);
   r.sum_ns = (t[1] - t[0]) / steps;

@@ -11,6 +11,7 @@
 #include "emit/cpu/vmath.h"
 #include "graph/op_traits.h"
 #include "graph/graph.h"
+#include "probe/timed_kernel.h"
 #include "support/stats.h"
 
 namespace fuseplan {
@@ -115,17 +116,7 @@ std::string probe_source() {
 
 std::map<std::string, double, std::less<>> transcendental_ns(std::string& note) {
   constexpr int kOpsCount = sizeof kOps / sizeof kOps[0];
-  auto lib = cpu::compile_and_load(std::string(cpu::kRuntimeText) + probe_source());
-  std::vector<double> t(2 * kOpsCount, 1e30), call(2 * kOpsCount, 0.0);
-  void* args[1] = {call.data()};
-  auto fn = lib->kernel("fp_probe_transcendental");
-  fn(args);  // warm-up: page faults, libm's first calls
-  // Best over kCalls calls: a busy sibling hyperthread slows the ops by
-  // different factors, so each op's time is taken where it ran alone.
-  for (int c = 0; c < kCalls; ++c) {
-    fn(args);
-    for (std::size_t f = 0; f < t.size(); ++f) t[f] = std::min(t[f], call[f]);
-  }
+  const std::vector<double> t = best_of_calls(probe_source(), "fp_probe_transcendental", 2 * kOpsCount, kCalls);
   std::map<std::string, double, std::less<>> ns;
   std::ostringstream parts;
   for (int k = 0; k < kOpsCount; ++k) {
