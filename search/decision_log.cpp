@@ -6,10 +6,8 @@
 #include <set>
 #include <string>
 
-#include "search/gain.h"
 #include "search/pricing.h"
 #include "support/error.h"
-#include "support/format.h"
 
 namespace fuseplan {
 
@@ -144,12 +142,6 @@ std::vector<DecisionRecord> log_decisions(const Graph& g, const DeviceSpec& d, c
         r.blocker = Blocker::unprofitable;
         r.reason = "merging kernels " + std::to_string(gp.id) + " and " + std::to_string(gc.id) +
                    " is legal but predicted slower";
-        // Within the tie margin the cost strategy decides by bytes written
-        // (search/gain.h ranked_gain).
-        if (ranked_gain(r.delta_us, plan.costs[gp.id].bytes_written + plan.costs[gc.id].bytes_written - merged.bytes_written,
-                        merged.predicted_us) == 0.0 && r.delta_us > -kTieFraction * merged.predicted_us)
-          r.reason += ", within the tie margin (" + fixed_text(100 * kTieFraction, 1) +
-                      "% of the merged kernel's time), and writes no fewer bytes";
       } else if (FusionDecision size = check_group_size(gp.nodes.size() + gc.nodes.size(), d, plan.max_group_size,
                                                         merging + " (kernels " + std::to_string(gp.id) + " and " +
                                                             std::to_string(gc.id) + ")");
