@@ -62,11 +62,13 @@ int single_moves(WorkState& ws, const SearchOptions& o, const std::vector<int>& 
         const GroupCost before_cost = ws.cost_of(gid);
         const double before = before_cost.predicted_us;
         const int s = ws.split_off(n);
-        const GroupCost rest_cost = ws.cost_of(gid);
+        // References into the state's price cache: pricing other groups and
+        // merges below leaves these two entries as they are.
+        const GroupCost& rest_cost = ws.cost_of(gid);
         const double rest = rest_cost.predicted_us;
         // Option A: n alone. Gains are ranked (ranked_gain: a tie on time
         // goes to fewer bytes written), as the greedy pass ranks merges.
-        const GroupCost alone = ws.cost_of(s);
+        const GroupCost& alone = ws.cost_of(s);
         double best_gain = ranked_gain(before - rest - alone.predicted_us,
                                        before_cost.bytes_written - rest_cost.bytes_written - alone.bytes_written,
                                        rest + alone.predicted_us);
