@@ -101,7 +101,9 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
         written += static_cast<double>(g.bytes(n));
       }
   }
-  for (NodeId n : a.inputs) sources += g.op_class(n) == OpClass::source;
+  for (NodeId n : a.inputs)
+    sources += g.op_class(n) == OpClass::source &&
+               !std::binary_search(v.grp.warm_sources.begin(), v.grp.warm_sources.end(), n);
   CostFeatures& f = a.features;
   f.bytes_read = read;
   f.bytes_read_sources = read_sources;

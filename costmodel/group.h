@@ -28,6 +28,14 @@ struct Group {
   std::vector<NodeId> duplicated;
   /// Horizontal groups only: the independent branches (each a subset of nodes).
   std::vector<std::vector<NodeId>> branches;
+  /// Source tensors (weights, constants, graph inputs) this group reads that
+  /// an earlier group of its plan reads too, ascending: their first lines
+  /// are cached when this group runs, so they pay no first touch
+  /// (CpuSpec::source_read_us; `fuseplan measure` flushes the caches before
+  /// each repetition of the plan, not between its groups). Set by make_plan
+  /// from the plan's order; empty for a group priced alone (the search's
+  /// candidates), which counts every source it reads as cold.
+  std::vector<NodeId> warm_sources;
 
   bool contains(NodeId n) const;
 };

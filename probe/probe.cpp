@@ -29,6 +29,7 @@
 
 #include "graph/graph.h"
 #include "probe/contraction.h"
+#include "probe/first_touch.h"
 #include "probe/pool_window.h"
 #include "probe/reduction_chain.h"
 #include "probe/transcendental.h"
@@ -748,9 +749,16 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   cpu.store_stall_us = 0;
   fitted_later("store_stall_us", "store-buffer stall",
                "us per group whose stores overflow store_buffer_bytes: one line fill before they drain");
-  cpu.source_read_us = 0;
-  fitted_later("source_read_us", "first-touch",
-               "us per source tensor a group reads: weights, constants and graph inputs start cold after a flush");
+  try {
+    const FirstTouchTiming ft = first_touch_us();
+    cpu.source_read_us = ft.us;
+    d.sources["source_read_us"] = ft.note + ", " + measured;
+    say("cold source: " + fmt(ft.us, 3) + " us per first touch");
+  } catch (const Error& e) {
+    cpu.source_read_us = 0;
+    d.sources["source_read_us"] = std::string("0: not measured (") + e.what() + "): no first-touch term";
+    say(std::string("cold source not measured: ") + e.what());
+  }
   try {
     const PoolWindowTiming pw = pool_window_ns();
     cpu.pool_step_ns = pw.ns;

@@ -152,6 +152,15 @@ Plan make_plan(const Graph& g, const DeviceSpec& d, std::vector<std::vector<Node
     for (NodeId n : grp.nodes)
       if (home[n] < 0) home[n] = grp.id;
       else grp.duplicated.push_back(n);
+  // Sources an earlier group reads are cached when a later one reads them
+  // (Group::warm_sources).
+  std::vector<char> read_before(g.size(), 0);
+  for (auto& grp : plan.groups) {
+    const std::vector<NodeId> inputs = group_inputs(g, grp);
+    for (NodeId n : inputs)
+      if (g.op_class(n) == OpClass::source && read_before[n]) grp.warm_sources.push_back(n);
+    for (NodeId n : inputs) read_before[n] = 1;
+  }
   for (auto& grp : plan.groups) {
     assign_kind(g, grp);
     plan.costs.push_back(cost(g, grp, d, /*with_breakdown=*/true));

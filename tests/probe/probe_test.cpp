@@ -9,6 +9,7 @@
 
 #include "probe/probe.h"
 #include "probe/contraction.h"
+#include "probe/first_touch.h"
 #include "probe/pool_window.h"
 #include "probe/reduction_chain.h"
 #include "probe/transcendental.h"
@@ -199,6 +200,17 @@ TEST(Probe, PoolingIsTimedPerWindowElement) {
   EXPECT_GT(p.ns, 0.01);
   EXPECT_LT(p.ns, 50);
   EXPECT_NE(p.note.find("ns per window element"), std::string::npos) << p.note;
+}
+
+// A cold 64-byte source costs one miss to memory more than a warm one: 0.1-0.2 us on
+// the development VM (a DRAM latency; the L3 alone is ~0.01-0.03 us), so above
+// 0.02 us (an L2 hit would be less) and far below the 5 us a page fault or a
+// timer step would read.
+TEST(Probe, ColdSourceFirstTouchIsAMissToMemory) {
+  const fuseplan::FirstTouchTiming f = fuseplan::first_touch_us();
+  EXPECT_GT(f.us, 0.02);
+  EXPECT_LT(f.us, 5);
+  EXPECT_NE(f.note.find("us per cold source"), std::string::npos) << f.note;
 }
 
 TEST(Probe, ReductionChainsAreTimedPerStep) {

@@ -8,7 +8,10 @@
 #include "costmodel/device.h"
 #include "emit/plan_json.h"
 #include "graph/import.h"
+#include "search/plan.h"
 #include "search/strategy.h"
+#include "tests/builder.h"
+#include "tests/costmodel/cost_test_util.h"
 #include "tests/shared_models.h"
 
 namespace fuseplan {
@@ -174,6 +177,35 @@ INSTANTIATE_TEST_SUITE_P(
                        "'max_group_size' is 0, not an integer from 1 to 1048576"),
         std::make_pair("{\n", "not JSON (line 2, column 1: unexpected end of input; expected string literal)")));
 
+
+// A source an earlier group of the plan reads is cached when a later group
+// reads it (`measure` flushes before the plan, not between its groups): the
+// later group lists it among its warm sources and pays no first touch for it.
+// x is read by both kernels, w and bias by the first only; counted by hand.
+TEST(PlanOrder, ASourceAnEarlierGroupReadIsWarm) {
+  testing::GraphBuilder b;
+  NodeId x = b.input("x", {64, 32});
+  NodeId w = b.weight("w", {32, 32});
+  NodeId bias = b.weight("bias", {32});
+  NodeId mm = b.op("mm", "MatMul", OpClass::contraction, {64, 32}, {x, w});
+  NodeId add = b.op("add", "Add", OpClass::broadcast, {64, 32}, {mm, bias});
+  NodeId sq = b.op("sq", "Mul", OpClass::elementwise, {64, 32}, {add, add});
+  NodeId out = b.op("out", "Add", OpClass::elementwise, {64, 32}, {sq, x});
+  Graph g = b.finish({out});
+  DeviceSpec d = testing::cpu_spec();
+  d.cpu->source_read_us = 0.25;
+  const Plan p = make_plan(g, d, {{mm, add}, {sq, out}}, "test");
+  ASSERT_EQ(p.groups.size(), 2u);
+  EXPECT_TRUE(p.groups[0].warm_sources.empty());
+  EXPECT_EQ(p.groups[1].warm_sources, std::vector<NodeId>{x});
+  EXPECT_DOUBLE_EQ(p.costs[0].sources_read, 3);  // x, w, bias
+  EXPECT_DOUBLE_EQ(p.costs[0].t_sources_us, 0.75);
+  EXPECT_DOUBLE_EQ(p.costs[1].sources_read, 0);  // x: read by group 0
+  EXPECT_DOUBLE_EQ(p.costs[1].t_sources_us, 0);
+  // Priced alone (a search candidate), the second kernel counts x cold.
+  EXPECT_DOUBLE_EQ(cost(g, testing::make_group(g, {"sq", "out"}), d).sources_read, 1);
+}
+
 }  // namespace
 }  // namespace fuseplan
 
@@ -191,6 +223,7 @@ TEST(MakePlan, DropsAKernelEveryPrimitiveOfWhichIsComputedElsewhere) {
   EXPECT_EQ(p.groups[0].nodes.size(), 2u);
   EXPECT_EQ(p.totals.bytes, 8 * 4 * 4 * 2);  // read x, write y
 }
+
 
 }  // namespace
 }  // namespace fuseplan
