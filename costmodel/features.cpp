@@ -92,6 +92,14 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
         read += b;
         written += b;
       }
+    // A library routine's in-group operand is computed whole into a buffer
+    // (scratch unless materialised, then counted among the bytes written)
+    // and read back by the routine (for_each_library_operand).
+    for_each_library_operand(g, v.grp.nodes, [&](NodeId o) { return v.pos(o) >= 0; }, [&](NodeId, NodeId o) {
+      const double b = static_cast<double>(g.bytes(o));
+      read += b;
+      if (std::find(v.grp.materialised.begin(), v.grp.materialised.end(), o) == v.grp.materialised.end()) written += b;
+    });
     // A tensor stored NCHW at the shape of a blocked tensor its kernel reads
     // or computes is computed blocked and reordered (graph/layout.h
     // unblocked_store): once more read and written.

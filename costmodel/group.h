@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/op_attrs.h"
 
 namespace fuseplan {
 
@@ -43,6 +44,22 @@ struct Group {
 /// Distinct producers outside the group whose outputs the group reads
 /// (sources included), in ascending id order.
 std::vector<NodeId> group_inputs(const Graph& g, const Group& grp);
+
+/// Calls f(p, o) for each operand o of a library routine p (is_library_op:
+/// a contraction, pooling, scan, ... called on whole buffers) that the group
+/// computes itself (`member(o)`): the kernel computes o whole into a buffer
+/// before the call (kernel scratch unless o is materialised) and the routine
+/// reads it back, where a GPU tile loop would recompute it per tile.
+/// emit/kernel_plan.cpp makes each such o a stage; the CPU cost model
+/// computes it once and prices its write and read (costmodel/features.cpp).
+template <class Member, class F>
+void for_each_library_operand(const Graph& g, const std::vector<NodeId>& nodes, Member member, F f) {
+  for (NodeId p : nodes) {
+    if (!is_library_op(g.node(p))) continue;
+    for (NodeId o : g.operands(p))
+      if (member(o)) f(p, o);
+  }
+}
 
 /// Kind a set of primitives would get as one kernel: contraction if it holds
 /// a contraction, else multipass if it holds a reduction whose result is read

@@ -95,15 +95,15 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp) {
     if (!p.out.known) throw Error("cannot emit '" + p.name + "': its shape is not known");
     c_type(p.out.dtype);  // rejects dtypes the backend cannot hold
     if (traits(p).is_reduce() || is_library_op(p)) stage_set.insert(n);
-    for (NodeId o : g.operands(n)) {
+    for (NodeId o : g.operands(n))
       if (!kp.members.count(o)) {
         if (reads_as_immediate(p, g.node(o))) kp.immediates.insert(o);
         else loads.insert(o);
-      } else if (is_library_op(p)) {
-        stage_set.insert(o);  // library routines read whole buffers
       }
-    }
   }
+  // Library routines read whole buffers.
+  for_each_library_operand(g, grp.nodes, [&](NodeId o) { return kp.members.count(o) > 0; },
+                           [&](NodeId, NodeId o) { stage_set.insert(o); });
   for (NodeId n : grp.materialised)
     if (!kp.members.count(n)) throw Error("group " + std::to_string(grp.id) + " materialises a node it does not hold");
   find_nests(g, grp, kp);

@@ -551,6 +551,42 @@ TEST(CostCpu, ConvReordersAreMemoryTraffic) {
   }
 }
 
+// A contraction's prologue on the CPU: the kernel computes it whole into
+// scratch before the library call (emit/kernel_plan.h), so it is written
+// and read back once, and computed once. Counted by hand: x and r
+// [64, 32] f32 = 8192 bytes each, w [32, 32] = 4096. On a GPU the tile loop
+// recomputes it and no scratch is counted.
+TEST(CostCpu, AContractionPrologueIsComputedIntoScratchAndReadBack) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {64, 32});
+  NodeId w = b.weight("w", {32, 32});
+  NodeId r = b.op("r", "Relu", OpClass::elementwise, {64, 32}, {x});
+  NodeId mm = b.op("mm", "MatMul", OpClass::contraction, {64, 32}, {r, w});
+  Graph g = b.finish({mm});
+  const Group grp = make_group(g, {"r", "mm"});
+  const CostFeatures cpu = cost_features(g, grp, testing::cpu_spec());
+  EXPECT_DOUBLE_EQ(cpu.bytes_read, 8192 + 4096 + 8192);  // x, w, r read back by the GEMM
+  EXPECT_DOUBLE_EQ(cpu.bytes_written, 8192 + 8192);      // mm, r's scratch
+  const CostFeatures relu_alone = cost_features(g, make_group(g, {"r"}), testing::cpu_spec());
+  EXPECT_DOUBLE_EQ(cpu.flops_other, relu_alone.flops_other);  // once per element
+  const CostFeatures gpu = cost_features(g, grp, h100());
+  EXPECT_DOUBLE_EQ(gpu.bytes_read, 8192 + 4096);
+  EXPECT_DOUBLE_EQ(gpu.bytes_written, 8192);
+  // Materialised (a graph output too), r is written once and read back once.
+  Graph g2 = [&] {
+    GraphBuilder b2;
+    NodeId x2 = b2.input("x", {64, 32});
+    NodeId w2 = b2.weight("w", {32, 32});
+    NodeId r2 = b2.op("r", "Relu", OpClass::elementwise, {64, 32}, {x2});
+    NodeId mm2 = b2.op("mm", "MatMul", OpClass::contraction, {64, 32}, {r2, w2});
+    return b2.finish({mm2, r2});
+  }();
+  Group both = make_group(g2, {"r", "mm"});
+  const CostFeatures out = cost_features(g2, both, testing::cpu_spec());
+  EXPECT_DOUBLE_EQ(out.bytes_read, 8192 + 4096 + 8192);
+  EXPECT_DOUBLE_EQ(out.bytes_written, 8192 + 8192);  // mm and r, each once
+}
+
 // sources_read: the weights, constants and graph inputs a group reads, each
 // once (cold after a flush: CpuSpec::source_read_us), counted by hand;
 // tensors another group produced are not sources.
