@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -18,15 +19,21 @@
 namespace fuseplan {
 
 // The plan's buffers in one zeroed allocation, each starting on its own
-// 4 KiB page and followed by one page no tensor uses. The adjacent-line and
-// L2 streamer prefetchers do not cross a page, and the next-page prefetcher
-// (which fetches the first line of the following page when a stream reaches
-// a page's end) lands in the gap, so after a cache flush whether a tensor's
-// first lines are cached does not depend on which neighbouring tensor an
-// earlier group touched: with 64-byte-aligned heap tensors, distilbert_tiny's
-// single bias adds of one shape took 0.03 or 0.2 us depending on their
-// neighbours; without the gap page, zoo_candy's bias scalars after a streamed
-// weight measured 0.05 us (prefetched) or 0.2-0.4 us (cold) (docs/calibration.md).
+// 4 KiB page and followed by 1 to 4 pages no tensor uses. The adjacent-line
+// and L2 streamer prefetchers do not cross a page, and the next-page
+// prefetcher (which fetches the first line of the following page when a
+// stream reaches a page's end) lands in the gap, so after a cache flush
+// whether a tensor's first lines are cached does not depend on which
+// neighbouring tensor an earlier group touched: with 64-byte-aligned heap
+// tensors, distilbert_tiny's single bias adds of one shape took 0.03 or
+// 0.2 us depending on their neighbours; without the gap page, zoo_candy's
+// bias scalars after a streamed weight measured 0.05 us (prefetched) or
+// 0.2-0.4 us (cold) (docs/calibration.md). The gap's length varies with the
+// buffer (a fixed hash of its index): with one page after each, tensors read
+// in turn lie at a constant stride that Zen 4's prefetchers learn across
+// repetitions (many_small_branches' 64 graph inputs, each read by its own
+// kernel: 2 of 64 cold after a flush, 0.06 us each; with gaps of 1-4 pages
+// all 64 are cold, 0.13-0.14 us).
 class PageArena {
  public:
   static constexpr std::size_t kPage = 4096;  // x86-64 base page; prefetchers stop at its boundary
@@ -36,7 +43,7 @@ class PageArena {
     std::size_t total = 0;
     for (std::size_t n = 0; n < sizes.size(); ++n) {
       offset_[n] = total;
-      if (sizes[n]) total += (sizes[n] + kPage - 1) / kPage * kPage + kPage;  // + the gap page
+      if (sizes[n]) total += (sizes[n] + kPage - 1) / kPage * kPage + gap_pages(n) * kPage;
     }
     // Backed by 2 MiB pages where the kernel allows (THP "madvise" or
     // "always"): a 4 KiB page per tensor would otherwise spend one TLB entry
@@ -50,6 +57,10 @@ class PageArena {
     std::memset(base_.get(), 0, total);
   }
   bool has(std::size_t n) const { return size_[n] > 0; }
+  /// Unused pages after buffer n: 1 to 4, from Knuth's multiplicative hash of n.
+  static std::size_t gap_pages(std::size_t n) {
+    return 1 + ((static_cast<std::uint32_t>(n) * 2654435761u) >> 7) % 4;
+  }
   std::span<std::byte> at(std::size_t n) { return {base_.get() + offset_[n], size_[n]}; }
 
  private:
