@@ -2,6 +2,8 @@
 // fused or not; the kernel cache hits; model names cannot inject code.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -61,13 +63,15 @@ TEST(CpuEmit, BiasReluFusedLoopIsBitIdentical) {
   expect_identical(g, hand_plan(g, {{t, y}}));
 }
 
-// Every buffer of a run starts on its own 4 KiB page (exec/cpu_run.cpp
-// PageArena), followed by an unused gap page: a tensor's cold state after a
-// flush must not depend on its neighbours. Regressions: 64-byte-aligned heap
-// tensors shared prefetch pairs (distilbert_tiny's bias adds of one shape
-// measured 0.03 or 0.2 us), and without the gap the next-page prefetcher
-// warmed zoo_candy's bias scalars after a streamed weight.
-TEST(CpuEmit, RunBuffersStartOnTheirOwnPagesWithAGapPageAndOutputsStayIdentical) {
+// Every buffer of a run starts on its own 4 KiB page (exec/page_arena.h
+// PageArena), followed by 1 to 4 unused gap pages: a tensor's cold state
+// after a flush must not depend on its neighbours. Regressions: 64-byte-aligned
+// heap tensors shared prefetch pairs (distilbert_tiny's bias adds of one shape
+// measured 0.03 or 0.2 us); without the gap the next-page prefetcher warmed
+// zoo_candy's bias scalars after a streamed weight; with one gap page each,
+// tensors read in turn lay at a constant stride the prefetchers learned
+// (many_small_branches: 62 of 64 graph inputs warm after a flush).
+TEST(CpuEmit, RunBuffersStartOnTheirOwnPagesAtNoConstantStrideAndOutputsStayIdentical) {
   Builder b;
   auto x = b.input("x", {3, 5});
   auto bias = b.weight("bias", {5});  // 20 bytes: shared a line pair with its neighbours before
@@ -86,14 +90,18 @@ TEST(CpuEmit, RunBuffersStartOnTheirOwnPagesWithAGapPageAndOutputsStayIdentical)
   EXPECT_TRUE(r.ok) << verify_message(r);
   ASSERT_EQ(starts.size(), 4u);  // x, bias, t, y
   std::sort(starts.begin(), starts.end());
+  std::set<std::uintptr_t> strides;
   for (std::size_t i = 0; i < starts.size(); ++i) {
     EXPECT_EQ(starts[i] % 4096, 0u) << i;
-    // Each tensor (60 bytes or less here) has its page and an unused gap
-    // page after it, where the next-page prefetcher lands.
+    // Each tensor (60 bytes or less here) has its page and 1 to 4 unused
+    // pages after it, where the next-page prefetcher lands.
     if (i > 0) {
-      EXPECT_EQ(starts[i] - starts[i - 1], 8192u) << i;
+      EXPECT_GE(starts[i] - starts[i - 1], 2 * 4096u) << i;
+      EXPECT_LE(starts[i] - starts[i - 1], 5 * 4096u) << i;
+      strides.insert(starts[i] - starts[i - 1]);
     }
   }
+  EXPECT_GT(strides.size(), 1u);  // no constant stride
 }
 
 TEST(CpuEmit, MultipassSoftmaxIsBitIdentical) {
