@@ -167,12 +167,7 @@ double overlapped_us(double t_mem_us, double t_compute_us, double p);
 /// compute; device_p otherwise. Measured on one Zen 4 thread
 /// (resnet50_bottleneck's four conv groups of its cost plan, oneDNN 2.6):
 /// t_mem + t_compute predicted each 3-19% under its time, max(t_mem,
-/// t_compute) 8-46% under. So is a CPU group that calls the pooling routine
-/// (pool_steps > 0): an emitted prologue pass runs before fprt::pool, whose
-/// window loops do not hide their loads (trt_residual_block's stem BN+ReLU
-/// as a MaxPool prologue was priced as fast as a conv epilogue and measured
-/// 0.58 ms slower at batch 1; the held-out pool groups' error 61.5 -> 57.9%
-/// and the fitted pool_step_ns 0.43 -> 0.36 ns, nearer the probe's 0.29).
+/// t_compute) 8-46% under.
 double group_overlap(const CostFeatures& f, const DeviceSpec& d, double device_p);
 
 /// Name of the memory level (cache level or "DRAM") a working set of `bytes`

@@ -166,7 +166,6 @@ TEST(Terms, TheOverlapHidesItsShareOfTheShorterTime) {
   DeviceSpec d = priced_cpu();
   CostFeatures f = every_feature();
   f.contraction_calls = 0;  // a group that calls no library (below: one that does)
-  f.pool_steps = 0;
   const TermPrices p = price(f, d);
   const double hi = std::max(p.t_mem_us, p.t_compute_us), lo = std::min(p.t_mem_us, p.t_compute_us);
   ASSERT_GT(lo, 0);
@@ -185,12 +184,6 @@ TEST(Terms, TheOverlapHidesItsShareOfTheShorterTime) {
   EXPECT_DOUBLE_EQ(group_overlap(call, d, 0.9), 0.0);
   EXPECT_DOUBLE_EQ(group_overlap(f, d, 0.9), 0.9);
   EXPECT_DOUBLE_EQ(group_overlap(call, testing::h100(), 0.9), 0.9);
-  // So does one calling the pooling routine (its window loops, then or
-  // after an emitted prologue pass).
-  CostFeatures pool = f;
-  pool.pool_steps = 9 * 1024;
-  EXPECT_DOUBLE_EQ(group_overlap(pool, d, 0.9), 0.0);
-  EXPECT_DOUBLE_EQ(group_overlap(pool, testing::h100(), 0.9), 0.9);
   EXPECT_DOUBLE_EQ(q.predicted_us, q.t_mem_us + q.t_compute_us + q.fixed_us);
   EXPECT_DOUBLE_EQ(overlapped_us(10, 4, 0.95), 10.2);
   EXPECT_DOUBLE_EQ(overlapped_us(4, 10, 0.95), 10.2);
