@@ -63,7 +63,7 @@ FirstTouchTiming first_touch_us() {
   std::vector<double> extra(kSources);
   for (int s = 0; s < kSources; ++s) extra[s] = median(cold[s]) - median(warm[s]);
   FirstTouchTiming r;
-  r.us = extra[kSources / 2];
+  r.us = median(extra);
   if (!(r.us > 0)) throw Error("a cold source line took no longer than a warm one (timer or eviction trouble)");
   char buf[400];
   std::snprintf(buf, sizeof buf,

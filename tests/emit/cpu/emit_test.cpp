@@ -70,7 +70,7 @@ TEST(CpuEmit, BiasReluFusedLoopIsBitIdentical) {
 // measured 0.03 or 0.2 us); without the gap the next-page prefetcher warmed
 // zoo_candy's bias scalars after a streamed weight; with one gap page each,
 // tensors read in turn lay at a constant stride the prefetchers learned
-// (many_small_branches: 62 of 64 graph inputs warm after a flush).
+// (64 one-line sources read in turn: 2 of 64 cold after a flush).
 TEST(CpuEmit, RunBuffersStartOnTheirOwnPagesAtNoConstantStrideAndOutputsStayIdentical) {
   Builder b;
   auto x = b.input("x", {3, 5});
