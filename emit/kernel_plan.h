@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,6 +63,31 @@ struct KernelPlan {
 /// horizontal branch that can_nest_reductions allows). Throws Error when the group holds
 /// an opaque primitive or a source, or a node the backends cannot execute.
 KernelPlan plan_kernel(const Graph& g, const Group& grp);
+
+/// A loop stage whose value is a pure copy of one loaded buffer (or of an
+/// earlier stage's, e.g. a MatMul's output in scratch) through
+/// inlined Reshape/Identity/Transpose/Slice (positive steps) members: the
+/// stage's element at row-major offset i is the source's element at
+/// `offset + sum_d c_d * strides[d]`, c the coordinates of i in `dims`.
+/// `dims` refine the stage's shape (each dim of it is a run of consecutive
+/// `dims`: a reshape that merges axes a transpose separated splits the
+/// merged axis again), so the stage is row-major over `dims`; dims of size
+/// 1 are dropped and adjacent dims that step contiguously in the source are
+/// merged. Strides and offset count elements of the source. The CPU printer
+/// runs such a stage as one library copy (fprt::copy_view, a oneDNN
+/// reorder) instead of a loop whose reads gather: GPT-2's Kᵀ, [8,128,12,64]
+/// read as [8,12,64,128], took 0.90 ms as a loop and 0.18 ms as a reorder
+/// (one Zen 4 thread).
+struct StridedView {
+  NodeId source = kNoNode;
+  int64_t offset = 0;
+  std::vector<int64_t> dims, strides;
+};
+/// n's view of one buffer kp loads or an earlier stage of kp writes (n a
+/// member of kp), or nullopt where any member on the way is another op, the
+/// source is neither (an immediate), or a reshape splits a dim across a
+/// stride jump it cannot follow.
+std::optional<StridedView> strided_view(const Graph& g, const KernelPlan& kp, NodeId n);
 
 /// One coordinate expression per dim of a tensor.
 using Coords = std::vector<std::string>;

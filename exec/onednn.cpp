@@ -103,7 +103,7 @@ struct Unblock {
 struct State {
   std::mutex mu;
   std::unordered_map<std::string, Prim> prims;       // by call key (Key)
-  std::unordered_map<std::string, Unblock> unblocks;  // by block and dims
+  std::unordered_map<std::string, Unblock> unblocks;  // reorders (unblock, copy_view) by key
   std::vector<std::string> order;               // creation order, for onednn_implementations()
   Scratch src_buf, dst_buf, wei_buf;
   double last_primitive_us = 0;  // onednn_last_primitive_us()
@@ -452,10 +452,48 @@ void unblock(const float* x, float* y, const int64_t* ys, int block) {
   }
 }
 
+// ------------------------------------------------------------ copy_view
+void copy_view(const void* x, void* y, int rank, const int64_t* dims, const int64_t* xs, int elem_bytes) {
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  Key key;
+  key << 'V' << elem_bytes << omp_get_max_threads();
+  key.add(dims, rank).add(xs, rank);
+  auto text = [&] { return "Copy " + dims_text(dims, rank) + " strides " + dims_text(xs, rank); };
+  try {
+    auto it = st.unblocks.find(key.bytes());
+    if (it == st.unblocks.end()) {
+      // Elements as a data type oneDNN copies bit for bit: u8, or s32 (an
+      // 8-byte element is two s32 lanes).
+      if (elem_bytes != 1 && elem_bytes != 4 && elem_bytes != 8)
+        throw Error("internal error: copy_view of " + std::to_string(elem_bytes) + "-byte elements");
+      const auto type = elem_bytes == 1 ? memory::data_type::u8 : memory::data_type::s32;
+      const int lanes = elem_bytes == 8 ? 2 : 1;
+      Dims d(dims, dims + rank), s(xs, xs + rank);
+      for (int64_t& v : s) v *= lanes;
+      if (lanes > 1) {
+        d.push_back(lanes);
+        s.push_back(1);
+      }
+      const dnnl::engine& eng = engine().eng;
+      memory from(memory::desc(d, type, s), eng, DNNL_MEMORY_NONE);
+      memory to(memory::desc(d, type, plain_strides(d)), eng, DNNL_MEMORY_NONE);
+      it = st.unblocks.emplace(key.bytes(), Unblock{from, to, dnnl::reorder(from, to)}).first;
+    }
+    Unblock& u = it->second;
+    u.from.set_data_handle(const_cast<void*>(x));  // read only: the reorder's source
+    u.to.set_data_handle(y);
+    u.reorder.execute(engine().strm, u.from, u.to);
+    engine().strm.wait();
+  } catch (const dnnl::error& err) {
+    fail(text(), err);
+  }
+}
+
 }  // namespace
 
 const fprt::ContractionLibrary& onednn_contractions() {
-  static const fprt::ContractionLibrary lib{&matmul, &conv, &unblock};
+  static const fprt::ContractionLibrary lib{&matmul, &conv, &unblock, &copy_view};
   return lib;
 }
 

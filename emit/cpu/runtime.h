@@ -276,6 +276,10 @@ struct ContractionLibrary {
   /// shape ys = [N, C, H, W], C a multiple of block, to y stored row-major
   /// NCHW: an exact copy (a oneDNN reorder).
   void (*unblock)(const float* x, float* y, const int64_t* ys, int block);
+  /// Copies the strided view of x with `rank` dims `dims` and element
+  /// strides `xs` into y, row-major over dims: an exact copy (a oneDNN
+  /// reorder) of elements of `elem_bytes` bytes (1, 4 or 8).
+  void (*copy_view)(const void* x, void* y, int rank, const int64_t* dims, const int64_t* xs, int elem_bytes);
 };
 /// The bound table (null until the host binds one; generated units export
 /// fp_bind_contractions for that).
@@ -393,6 +397,9 @@ inline void conv_epilogue(const float* x, const int64_t* xs, const float* w, con
 }
 inline void unblock(const float* x, float* y, const int64_t* ys, int block) {
   contraction_library()->unblock(x, y, ys, block);
+}
+inline void copy_view(const void* x, void* y, int rank, const int64_t* dims, const int64_t* xs, int elem_bytes) {
+  contraction_library()->copy_view(x, y, rank, dims, xs, elem_bytes);
 }
 inline void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, float* y, const int64_t* ys,
                  int sr, const int64_t* strides, const int64_t* pads, const int64_t* dil, int64_t group, int w_const,

@@ -522,6 +522,91 @@ TEST(CpuEmit, DequantizeLinearOfInt32AndPerAxisInt8IsBitIdentical) {
   expect_identical(g, hand_plan(g, {{dq, dq8, y}}));
 }
 
+// GPT-2's key path: K = qkv[..., 16:32] as [b, s, h, d], read as Kᵀ
+// [b, h, d, s]; and the context's way back, [b, h, s, d] -> [b, s, h*d].
+struct ViewChains {
+  NodeId qkv, k, kr, kt, ctx, ct, cr;
+};
+ViewChains view_chains(Builder& b, int64_t s) {
+  ViewChains v{};
+  v.qkv = b.input("qkv", {2, s, 48});
+  v.k = b.op("k", "Slice", OpClass::injective, {v.qkv}, {2, s, 16},
+             {{"starts", V{16}}, {"ends", V{32}}, {"axes", V{2}}, {"steps", V{1}}});
+  v.kr = b.op("k_r", "Reshape", OpClass::reshape, {v.k}, {2, s, 4, 4});
+  v.kt = b.op("k_t", "Transpose", OpClass::layout, {v.kr}, {2, 4, 4, s}, {{"perm", V{0, 2, 3, 1}}});
+  v.ctx = b.input("ctx_h", {2, 4, s, 4});
+  v.ct = b.op("ctx_t", "Transpose", OpClass::layout, {v.ctx}, {2, s, 4, 4}, {{"perm", V{0, 2, 1, 3}}});
+  v.cr = b.op("ctx", "Reshape", OpClass::reshape, {v.ct}, {2, s, 16});
+  return v;
+}
+
+// Element strides and dims hand-derived: qkv is [2, s, 48] row-major.
+TEST(CpuEmit, StridedViewFollowsSliceReshapeAndTranspose) {
+  Builder b;
+  ViewChains v = view_chains(b, 8);
+  auto neg = b.op("neg", "Neg", OpClass::elementwise, {v.kt}, {2, 4, 4, 8});
+  auto& g = b.done({neg, v.cr});
+  const Plan plan = hand_plan(g, {{v.k, v.kr, v.kt}, {v.ct, v.cr}, {neg}});
+  const KernelPlan kk = plan_kernel(g, plan.groups[0]);
+  // k_t[b,h,d,t] = qkv[b, t, 16 + h*4 + d]: offset 16; h and d merge into
+  // one dim of 16 at stride 1; t steps 48.
+  std::optional<StridedView> kt = strided_view(g, kk, v.kt);
+  ASSERT_TRUE(kt);
+  EXPECT_EQ(kt->source, v.qkv);
+  EXPECT_EQ(kt->offset, 16);
+  EXPECT_EQ(kt->dims, (V{2, 16, 8}));
+  EXPECT_EQ(kt->strides, (V{384, 1, 48}));
+  // ctx[b,t,h*4+d] = ctx_h[b,h,t,d]: the merged last dim splits again.
+  const KernelPlan kc = plan_kernel(g, plan.groups[1]);
+  std::optional<StridedView> ctx = strided_view(g, kc, v.cr);
+  ASSERT_TRUE(ctx);
+  EXPECT_EQ(ctx->offset, 0);
+  EXPECT_EQ(ctx->dims, (V{2, 8, 4, 4}));
+  EXPECT_EQ(ctx->strides, (V{128, 4, 32, 1}));
+  // Not a view: a computed member on the way, or not a member.
+  EXPECT_FALSE(strided_view(g, plan_kernel(g, plan.groups[2]), neg));
+  EXPECT_FALSE(strided_view(g, kk, v.qkv));
+}
+
+TEST(CpuEmit, AReshapeAcrossAStrideJumpItCannotSplitIsNoView) {
+  Builder b;
+  auto x = b.input("x", {4, 6});
+  auto t = b.op("t", "Transpose", OpClass::layout, {x}, {6, 4}, {{"perm", V{1, 0}}});
+  auto r = b.op("r", "Reshape", OpClass::reshape, {t}, {4, 6});
+  auto& g = b.done({r});
+  // r's first dim takes 4 of t's 6 rows (stride 1): 4 neither divides nor
+  // is divided by 6.
+  EXPECT_FALSE(strided_view(g, plan_kernel(g, hand_plan(g, {{t, r}}).groups[0]), r));
+}
+
+// From 16 KiB a view whose reads would gather runs as one library copy; the
+// bits are the loop's for 4-, 8- and 1-byte elements.
+TEST(CpuEmit, TransposingViewsRunAsOneLibraryCopyAndStayBitIdentical) {
+  Builder b;
+  ViewChains v = view_chains(b, 256);  // Kᵀ: 2*16*256 floats = 32 KiB
+  auto i = b.input("i", {64, 64}, DType::i64);
+  auto it = b.op("i_t", "Transpose", OpClass::layout, {i}, {64, 64}, {{"perm", V{1, 0}}}, DType::i64);
+  auto m = b.input("m", {128, 128}, DType::boolean);
+  auto mt = b.op("m_t", "Transpose", OpClass::layout, {m}, {128, 128}, {{"perm", V{1, 0}}}, DType::boolean);
+  // The context as a MatMul's output in scratch, copied by the same group.
+  auto w = b.weight("w", {4, 4}, std::vector<float>(16, 0.25f));
+  auto mm = b.op("mm", "MatMul", OpClass::contraction, {v.ctx, w}, {2, 4, 256, 4});
+  auto mt2 = b.op("mm_t", "Transpose", OpClass::layout, {mm}, {2, 256, 4, 4}, {{"perm", V{0, 2, 1, 3}}});
+  auto mr = b.op("mm_r", "Reshape", OpClass::reshape, {mt2}, {2, 256, 16});
+  auto& g = b.done({v.kt, v.cr, it, mt, mr});
+  const Plan fused = hand_plan(g, {{v.k, v.kr, v.kt}, {v.ct, v.cr}, {it}, {mt}, {mm, mt2, mr}});
+  const std::string src = cpu::plan_source(g, fused);
+  for (const std::string& call : std::vector<std::string>{"fprt::copy_view(t0+16,t3,3,vd,vs,4);", "fprt::copy_view(t4,t6,4,vd,vs,4);",
+                                 ",2,vd,vs,8);", ",2,vd,vs,1);",
+                                 "fprt::copy_view(s" + std::to_string(mm) + ",t" + std::to_string(mr) + ",4,vd,vs,4);"})
+    EXPECT_NE(src.find(call), std::string::npos) << call;
+  expect_identical(g, fused);
+  expect_identical(g, unfused_plan(g));
+  // A view whose rows are read in order stays a loop: k alone is [2,256,16]
+  // of rows of 16 at stride 1.
+  EXPECT_EQ(cpu::plan_source(g, unfused_plan(g)).find("fprt::copy_view(t0+16,t1,"), std::string::npos);
+}
+
 TEST(CpuEmit, CodeInjectionNamesGiveSafeCompilingCode) {
   Builder b;
   const std::string evil = "x\"); system(\"rm -rf /\"); //";
