@@ -51,6 +51,9 @@
 //    ONNX propagates it, and gives -FLT_MAX, not -inf, for a window wholly
 //    in the padding. ResNet-50's stem pool, one Zen 3 thread: oneDNN's
 //    1.4 ms (blocked, loaded machine); fprt::pool's row-vector loop 0.92 ms.
+//  - copy_view: a strided view copied row-major (a reorder on u8 or s32
+//    elements, an 8-byte element as two s32 lanes, so every bit is kept),
+//    bound once per (dims, strides, element size, threads).
 //  - Weights are reordered to the primitive's preferred layout; for a model
 //    constant (w_const) the reordered copy is kept until forget_weights().
 // oneDNN's own errors become Error "oneDNN cannot run OP on SHAPES: WHY".
