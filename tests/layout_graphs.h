@@ -62,4 +62,19 @@ g (float)" + X + R"( x, float[)" + C + ", " + C + R"(, 3, 3] w, float[)" + C + "
 })";
 }
 
+// An Inception-style channel concat of two blocked branches (a conv's ReLU
+// and a bare conv) and the NCHW input, at batch 2, pooled afterwards.
+inline std::string concat_branches(int c = 16) {
+  const std::string C = std::to_string(c), T = std::to_string(2 * c + 8);
+  return R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 8, 6, 6] x, float[)" + C + R"(, 8, 3, 3] w, float[)" + C + R"(, 8, 1, 1] w1) => (float[2, )" + T +
+         R"(, 3, 3] y) {
+  c = Conv<kernel_shape = [3, 3], pads = [1, 1, 1, 1]>(x, w)
+  r = Relu(c)
+  d = Conv<kernel_shape = [1, 1]>(x, w1)
+  cat = Concat<axis = 1>(r, d, x)
+  y = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(cat)
+})";
+}
+
 }  // namespace fuseplan::layout_graphs

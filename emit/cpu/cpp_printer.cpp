@@ -360,6 +360,7 @@ class KernelPrinter : public InlineExprPrinter {
     int from = static_cast<int>(outer.size());
     if (st.kind == StageKind::loop) {
       if (outer.empty() && print_view_copy(st)) return;
+      if (outer.empty() && p.kind == Op::Concat && !lay_.is_blocked(st.node)) return print_concat_stage(st, parallel);
       if (outer.empty() && unblocks(st.node)) return print_unblocked_stage(st, parallel);
       // A stage writing a blocked tensor loops in its storage order.
       const bool blocked = lay_.is_blocked(st.node) && outer.empty();
@@ -476,6 +477,59 @@ class KernelPrinter : public InlineExprPrinter {
     --ind_;
     line("}");
     return true;
+  }
+
+  // A Concat stage, one loop nest per operand over its slice of the output
+  // (no per-element select that computes every operand and keeps one: an
+  // Inception block's 4-way channel concat of BN+ReLU branches took 0.67
+  // ms for 1 MB that way, one Zen 4 thread). An operand of whole channel
+  // blocks that reads or computes a blocked tensor of its shape is computed
+  // in blocked order into scratch and copied into its channel slice, one
+  // image at a time, by the exact reorder fprt::unblock: an NCHW-order loop
+  // read each blocked vector 16 floats apart.
+  void print_concat_stage(const Stage& st, bool parallel) {
+    const NodeId n = st.node;
+    const auto& os = shape(n);
+    const int ax = static_cast<int>(g_.node(n).attr_int("axis", 0));  // normalised on import
+    const std::vector<NodeId> members(kp_.members.begin(), kp_.members.end());
+    int64_t off = 0;
+    for (NodeId o : g_.operands(n)) {
+      const auto& s = shape(o);
+      const int64_t at = off;
+      off += s[ax];
+      if (numel(s) == 0) continue;
+      if (ax == 1 && (lay_.is_blocked(o) || unblocked_store(g_, lay_, o, members))) {
+        line("{");
+        ++ind_;
+        // A blocked buffer (loaded or an earlier stage's) is copied as it is.
+        const bool stored = lay_.is_blocked(o) && (!kp_.members.count(o) || kp_.is_stage(o));
+        const std::string bytes = std::to_string(numel(s)) + "*sizeof(float)+1";
+        if (stored) {
+          line("const float* u = " + buf(o) + ";");
+        } else {
+          line("float* u = (float*)fprt::scratch_alloc(" + bytes + ");");
+          const Coords c = blocked_loop_coords(
+              open_loops({s[0], s[1] / lay_.block, s[2], s[3], lay_.block}, 0, "i", {}, parallel, true));
+          line("u[" + blocked_offset(s, c) + "] = " + val(o, c) + ";");
+          close_loops();
+          split_.clear();
+        }
+        const int64_t plane = s[2] * s[3];
+        line("static const int64_t us[] = " + shape_array({1, s[1], s[2], s[3]}) + ";");
+        line("for (int64_t im = 0; im < " + std::to_string(s[0]) + "; ++im)");
+        line("  fprt::unblock(u+im*" + std::to_string(s[1] * plane) + "," + buf(n) + "+im*" + std::to_string(os[1] * plane) +
+             "+" + std::to_string(at * plane) + ",us," + std::to_string(lay_.block) + ");");
+        if (!stored) line("fprt::scratch_free(u, " + bytes + ");");
+        --ind_;
+        line("}");
+        continue;
+      }
+      const Coords c = open_loops(s, 0, "i", {}, parallel, true);
+      Coords oc = c;
+      if (at) oc[ax] = "(" + c[ax] + "+" + std::to_string(at) + ")";
+      line(buf(n) + "[" + offset(n, oc) + "] = " + val(o, c) + ";");
+      close_loops();
+    }
   }
 
   // Whether loop stage n, stored NCHW, reads or computes a blocked tensor of
