@@ -112,6 +112,7 @@ void run_refeature(const RefeatureArgs& a) {
         as_written.libm_routines = 0;
       }
       if (r.features.flops_scalar == 0) as_written.flops_scalar = 0;
+      if (r.features.prologue_passes == 0) as_written.prologue_passes = 0;
       if (r.features.contraction_calls == 0 &&
           r.features.contraction_class_flops == decltype(r.features.contraction_class_flops){}) {
         // Written before the contraction classes: its contraction FLOPs

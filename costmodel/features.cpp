@@ -68,7 +68,7 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
     a.immediates.erase(std::unique(a.immediates.begin(), a.immediates.end()), a.immediates.end());
     std::erase_if(a.immediates, [&](NodeId p) { return std::binary_search(a.inputs.begin(), a.inputs.end(), p); });
   }
-  double read = 0, written = 0, read_sources = 0, sources = 0;
+  double read = 0, written = 0, read_sources = 0, sources = 0, prologue_passes = 0;
   for (NodeId n : a.inputs) {
     const double b = input_bytes_read(g, v, n);
     read += b;
@@ -96,6 +96,7 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
     // (scratch unless materialised, then counted among the bytes written)
     // and read back by the routine (for_each_library_operand).
     for_each_library_operand(g, v.grp.nodes, [&](NodeId o) { return v.pos(o) >= 0; }, [&](NodeId, NodeId o) {
+      ++prologue_passes;
       const double b = static_cast<double>(g.bytes(o));
       read += b;
       if (std::find(v.grp.materialised.begin(), v.grp.materialised.end(), o) == v.grp.materialised.end()) written += b;
@@ -117,6 +118,7 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
   f.bytes_read_sources = read_sources;
   f.bytes_written = written;
   f.sources_read = sources;
+  f.prologue_passes = prologue_passes;
   f.graph_bytes = graph_footprint_bytes(g);
 }
 
@@ -182,6 +184,7 @@ std::span<const FeatureField> recorded_features() {
       {"select_steps", &CostFeatures::select_steps},
       {"pool_steps", &CostFeatures::pool_steps},
       {"contraction_calls", &CostFeatures::contraction_calls},
+      {"prologue_passes", &CostFeatures::prologue_passes},
       {"sources_read", &CostFeatures::sources_read},
   };
   return kFields;

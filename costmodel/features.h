@@ -50,6 +50,9 @@ struct CostFeatures {
   double pool_steps = 0;        // window elements of MaxPool/AveragePool
   // --- fixed (counts) ---
   double contraction_calls = 0;  // contraction library calls (exec/onednn.h): one per contraction node
+  // CPU: in-group operands of a library routine (for_each_library_operand)
+  // computed whole into a buffer, each a pass that ends before the call.
+  double prologue_passes = 0;
   double sources_read = 0;       // source tensors the group reads, each once
   double libm_routines = 0;      // distinct libm routines the group calls (expf, tanhf, ...)
 

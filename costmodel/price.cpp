@@ -119,7 +119,7 @@ double overlapped_us(double t_mem_us, double t_compute_us, double p) {
 }
 
 double group_overlap(const CostFeatures& f, const DeviceSpec& d, double device_p) {
-  return d.cpu && f.contraction_calls > 0 ? 0.0 : device_p;
+  return d.cpu && (f.contraction_calls > 0 || f.prologue_passes > 0) ? 0.0 : device_p;
 }
 
 std::string memory_level(double bytes, const DeviceSpec& d) {

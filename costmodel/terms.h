@@ -161,10 +161,15 @@ double overlapped_us(double t_mem_us, double t_compute_us, double p);
 
 /// The overlap p of a group with features f on d at the device overlap
 /// `device_p` (DeviceSpec::overlap, or a value calibration tries): 0 for a
-/// CPU group that calls the contraction library (contraction_calls > 0),
-/// whose activation reorders, library call and emitted prologue/epilogue
-/// passes run one after another, so its memory time adds to the call's
-/// compute; device_p otherwise. Measured on one Zen 4 thread
+/// CPU group that calls the contraction library (contraction_calls > 0) or
+/// computes a library routine's operand in a pass of its own
+/// (prologue_passes > 0), whose passes (activation reorders, the prologue,
+/// the call, an emitted epilogue) run one after another, so its memory time
+/// adds to the compute; device_p otherwise. A pooling routine alone keeps
+/// device_p: its window steps overlap its own streaming (no overlap there
+/// made light_inception_v2's cost plan 7.9% slower). trt_residual_block's
+/// stem, BN+ReLU computed as the MaxPool's prologue pass: 0.86 ms
+/// measured, 0.51 predicted at device_p, 0.68 at 0 (one Zen 4 thread). Measured on one Zen 4 thread
 /// (resnet50_bottleneck's four conv groups of its cost plan, oneDNN 2.6):
 /// t_mem + t_compute predicted each 3-19% under its time, max(t_mem,
 /// t_compute) 8-46% under.

@@ -201,7 +201,8 @@ void fill_v1(nlohmann::json& j) {
   fill(j, "dims", json::object());
   fill(j, "threads", 0);
   if (auto p = j.find("predicted"); p != j.end() && p->is_object()) {
-    for (const char* key : {"bytes_read_sources", "spill_bytes_raw", "contraction_calls", "flops_transcendental", "flops_scalar",
+    for (const char* key : {"bytes_read_sources", "spill_bytes_raw", "contraction_calls", "prologue_passes",
+                            "flops_transcendental", "flops_scalar",
                             "reduction_steps", "select_steps", "pool_steps", "sources_read", "t_mem_us",
                             "t_compute_us", "launch_us"})
       fill(*p, key, 0.0);
@@ -240,8 +241,10 @@ void read_predicted(const nlohmann::json& p, MeasurementRecord& r) {
     // Written since the contraction classes: absent in older records (0 and
     // no classes: their contractions price at the peak; `fuseplan
     // refeature` re-derives them).
-    f.*ff.member = ff.member == &CostFeatures::contraction_calls ? get_or<double>(p, key.c_str(), 0.0, pc)
-                                                                 : get<double>(p, key.c_str(), pc);
+    // prologue_passes likewise since the pooling prologue's pass (0: none).
+    f.*ff.member = ff.member == &CostFeatures::contraction_calls || ff.member == &CostFeatures::prologue_passes
+                       ? get_or<double>(p, key.c_str(), 0.0, pc)
+                       : get<double>(p, key.c_str(), pc);
   }
   if (auto cf = p.find("contraction_class_flops"); cf != p.end()) {
     if (!cf->is_object())

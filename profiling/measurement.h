@@ -4,7 +4,8 @@
 // Schema fuseplan.measurement/2: every feature present (no defaults) but
 // those written since the contraction classes (contraction_calls 0 and
 // contraction_class_flops {} when absent: such a record's contractions price
-// at the peak until `fuseplan refeature` re-derives it); a
+// at the peak until `fuseplan refeature` re-derives it) and prologue_passes
+// (0 when absent); a
 // fuseplan.measurement/1 record is converted on reading, its absent fields
 // filled as upgrade_measurement_v1 lists. Field list: docs/calibration.md.
 #pragma once
@@ -72,7 +73,7 @@ MeasurementRecord record_from_json(const std::string& line);
 /// A fuseplan.measurement/1 record as /2: each field a /1 writer could
 /// leave out, when absent or null, is filled with what the /1 reader took it
 /// for (docs/calibration.md, "Measurement records"): the features
-/// bytes_read_sources, spill_bytes_raw, contraction_calls, flops_transcendental,
+/// bytes_read_sources, spill_bytes_raw, contraction_calls, prologue_passes, flops_transcendental,
 /// flops_scalar, reduction_steps, select_steps, pool_steps, sources_read
 /// 0 (no such term);
 /// occupancy 1; graph_bytes null (unknown: beyond the LLC);

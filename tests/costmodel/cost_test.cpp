@@ -587,6 +587,37 @@ TEST(CostCpu, AContractionPrologueIsComputedIntoScratchAndReadBack) {
   EXPECT_DOUBLE_EQ(out.bytes_written, 8192 + 8192);  // mm and r, each once
 }
 
+// A pooling routine's in-group operand is a pass of its own before the call
+// (prologue_passes): its group's memory and compute times add (no overlap),
+// where the pool alone keeps the device's overlap. Regression:
+// trt_residual_block's stem, BN+ReLU as the MaxPool's prologue, measured
+// 0.86 ms and was predicted 0.51, equal to the plan that keeps them in the
+// conv's epilogue (0.55 ms measured for its pool).
+TEST(CostCpu, APoolingPrologueIsAPassOfItsOwn) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {1, 16, 32, 32});
+  NodeId r = b.op("r", "Relu", OpClass::elementwise, {1, 16, 32, 32}, {x});
+  NodeId p = b.op("p", "MaxPool", OpClass::reduction, {1, 16, 16, 16}, {r},
+                  {{"kernel_shape", AttrValue{std::vector<int64_t>{2, 2}}}, {"strides", AttrValue{std::vector<int64_t>{2, 2}}}});
+  Graph g = b.finish({p});
+  DeviceSpec d = testing::cpu_spec();
+  d.overlap = 0.95;
+  d.cpu->pool_step_ns = 0.5;
+  const CostFeatures both = cost_features(g, make_group(g, {"r", "p"}), d);
+  EXPECT_DOUBLE_EQ(both.prologue_passes, 1);
+  EXPECT_DOUBLE_EQ(both.bytes_read, 65536 + 65536);     // x, r read back by the pool
+  EXPECT_DOUBLE_EQ(both.bytes_written, 65536 + 16384);  // r's scratch, p
+  const TermPrices tb = price(both, d);
+  EXPECT_GT(std::min(tb.t_mem_us, tb.t_compute_us), 0);
+  EXPECT_DOUBLE_EQ(tb.predicted_us, tb.t_mem_us + tb.t_compute_us + tb.fixed_us);
+  const CostFeatures alone = cost_features(g, make_group(g, {"p"}), d);
+  EXPECT_DOUBLE_EQ(alone.prologue_passes, 0);
+  const TermPrices ta = price(alone, d);
+  EXPECT_DOUBLE_EQ(ta.predicted_us, std::max(ta.t_mem_us, ta.t_compute_us) +
+                                        (1 - 0.95) * std::min(ta.t_mem_us, ta.t_compute_us) + ta.fixed_us);
+
+}
+
 // sources_read: the weights, constants and graph inputs a group reads, each
 // once (cold after a flush: CpuSpec::source_read_us), counted by hand;
 // tensors another group produced are not sources.
