@@ -224,6 +224,15 @@ TEST(Runtime, PoolEqualsThePerOutputWindowLoop) {
       {{1, 1, 10, 11}, {2, 2}, {3, 2}, {1, 1, 1, 1}, {2, 3}},     // dilated
       {{2, 3, 17}, {4}, {3}, {2, 1}, {1}},                        // 1-D
       {{1, 2, 4, 5, 6}, {2, 2, 3}, {1, 2, 2}, {1, 0, 1, 0, 1, 1}, {1, 1, 1}},  // 3-D
+      // The padded-plane grid (the stem pool and the padding case above take
+      // it too): Inception's 3x3 "same" pools, asymmetric pads, 1-D, no
+      // pads, stride 3; then a window over the whole plane.
+      {{2, 3, 7, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {{1, 2, 6, 5}, {2, 3}, {1, 1}, {0, 2, 1, 0}, {1, 1}},
+      {{2, 3, 17}, {3}, {1}, {1, 1}, {1}},
+      {{1, 2, 5, 5}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {1, 1}},
+      {{1, 2, 11, 11}, {3, 3}, {3, 3}, {1, 1, 1, 1}, {1, 1}},
+      {{1, 3, 7, 7}, {7, 7}, {1, 1}, {0, 0, 0, 0}, {1, 1}},
   };
   uint32_t seed = 12345;
   auto rnd = [&] { return (seed = seed * 1664525u + 1013904223u) / 4294967296.0f * 8 - 4; };
