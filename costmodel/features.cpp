@@ -109,6 +109,17 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
         read += static_cast<double>(g.bytes(n));
         written += static_cast<double>(g.bytes(n));
       }
+    // A channel Concat's blocked operand computed in the kernel goes through
+    // blocked scratch before its reorder into the output (graph/layout.h
+    // concat_operand_blocked): once more written and read.
+    for (NodeId n : v.grp.materialised)
+      for (NodeId o : g.operands(n))
+        if (v.pos(o) >= 0 && !is_library_op(g.node(o)) &&
+            std::find(v.grp.materialised.begin(), v.grp.materialised.end(), o) == v.grp.materialised.end() &&
+            concat_operand_blocked(g, lay, n, o, v.order)) {
+          read += static_cast<double>(g.bytes(o));
+          written += static_cast<double>(g.bytes(o));
+        }
   }
   for (NodeId n : a.inputs)
     sources += g.op_class(n) == OpClass::source &&

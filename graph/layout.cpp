@@ -214,6 +214,12 @@ bool unblocked_store(const Graph& g, const Layouts& lay, NodeId n, std::span<con
   return false;
 }
 
+bool concat_operand_blocked(const Graph& g, const Layouts& lay, NodeId cat, NodeId o, std::span<const NodeId> members) {
+  const Primitive& c = g.node(cat);
+  return c.kind == Op::Concat && !lay.is_blocked(cat) && c.out.rank() == 4 && c.attr_int("axis", 0) == 1 &&
+         (lay.is_blocked(o) || unblocked_store(g, lay, o, members));
+}
+
 int Layouts::count() const { return static_cast<int>(std::count(blocked.begin(), blocked.end(), uint8_t{1})); }
 
 }  // namespace fuseplan

@@ -107,6 +107,15 @@ struct Layouts {
 /// fprt::unblock); the cost model counts that copy's bytes.
 bool unblocked_store(const Graph& g, const Layouts& lay, NodeId n, std::span<const NodeId> members);
 
+/// Whether operand o of Concat `cat` (stored NCHW, along the channels) is
+/// taken in blocked order: o is blocked, or is stored NCHW at the shape of a
+/// blocked tensor `members` hold or read (unblocked_store). The CPU backend
+/// then copies it into its channel slice with one exact reorder per image,
+/// computing it first into blocked scratch unless it is a buffer already
+/// (emit/cpu/cpp_printer.cpp print_concat_stage); the cost model counts
+/// that scratch's bytes.
+bool concat_operand_blocked(const Graph& g, const Layouts& lay, NodeId cat, NodeId o, std::span<const NodeId> members);
+
 /// The assignment (see above). A tensor is blocked when it lies in a
 /// connected set of f32 4-D tensors with C % block == 0 that are
 /// not graph outputs, each written by a 2-D Conv or by an elementwise op

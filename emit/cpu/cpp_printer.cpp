@@ -498,7 +498,7 @@ class KernelPrinter : public InlineExprPrinter {
       const int64_t at = off;
       off += s[ax];
       if (numel(s) == 0) continue;
-      if (ax == 1 && (lay_.is_blocked(o) || unblocked_store(g_, lay_, o, members))) {
+      if (concat_operand_blocked(g_, lay_, n, o, members)) {
         line("{");
         ++ind_;
         // A blocked buffer (loaded or an earlier stage's) is copied as it is.
