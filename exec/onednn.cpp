@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -94,8 +95,8 @@ struct Prim {
   } bound;
 };
 
-// The reorder of a blocked tensor to NCHW (fprt::unblock), bound once.
-struct Unblock {
+// A reorder bound once (fprt::unblock, fprt::copy_view).
+struct BoundReorder {
   memory from, to;
   dnnl::reorder reorder;
 };
@@ -103,7 +104,7 @@ struct Unblock {
 struct State {
   std::mutex mu;
   std::unordered_map<std::string, Prim> prims;       // by call key (Key)
-  std::unordered_map<std::string, Unblock> unblocks;  // reorders (unblock, copy_view) by key
+  std::unordered_map<std::string, BoundReorder> reorders;  // by call key
   std::vector<std::string> order;               // creation order, for onednn_implementations()
   Scratch src_buf, dst_buf, wei_buf;
   double last_primitive_us = 0;  // onednn_last_primitive_us()
@@ -425,69 +426,68 @@ void conv(const float* x, const int64_t* xs, const float* w, const int64_t* ws, 
       x, w, w_const != 0, y);
 }
 
-// -------------------------------------------------------------- unblock
-void unblock(const float* x, float* y, const int64_t* ys, int block) {
+// ------------------------------------------------------------- reorders
+// Runs the reorder bound under `key` from x into y, creating it on first
+// use from the (source, destination) descriptors make() returns; oneDNN's
+// errors become one line naming text().
+template <class Make, class Text>
+void reorder(const Key& key, Make&& make, const void* x, void* y, Text&& text) {
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  Key key;
-  key << block;
-  key.add(ys, 4);
   try {
-    auto it = st.unblocks.find(key.bytes());
-    if (it == st.unblocks.end()) {
-      const Dims d(ys, ys + 4);
+    auto it = st.reorders.find(key.bytes());
+    if (it == st.reorders.end()) {
+      const auto [from_d, to_d] = make();
       const dnnl::engine& eng = engine().eng;
-      memory from(memory::desc(d, kF32, block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c), eng,
-                  DNNL_MEMORY_NONE);
-      memory to(plain(d), eng, DNNL_MEMORY_NONE);
-      it = st.unblocks.emplace(key.bytes(), Unblock{from, to, dnnl::reorder(from, to)}).first;
+      memory from(from_d, eng, DNNL_MEMORY_NONE), to(to_d, eng, DNNL_MEMORY_NONE);
+      it = st.reorders.emplace(key.bytes(), BoundReorder{from, to, dnnl::reorder(from, to)}).first;
     }
-    Unblock& u = it->second;
-    u.from.set_data_handle(const_cast<float*>(x));  // read only: the reorder's source
-    u.to.set_data_handle(y);
-    u.reorder.execute(engine().strm, u.from, u.to);
-    engine().strm.wait();
-  } catch (const dnnl::error& err) {
-    fail("Unblock " + dims_text(ys, 4) + " b" + std::to_string(block), err);
-  }
-}
-
-// ------------------------------------------------------------ copy_view
-void copy_view(const void* x, void* y, int rank, const int64_t* dims, const int64_t* xs, int elem_bytes) {
-  State& st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  Key key;
-  key << 'V' << elem_bytes << omp_get_max_threads();
-  key.add(dims, rank).add(xs, rank);
-  auto text = [&] { return "Copy " + dims_text(dims, rank) + " strides " + dims_text(xs, rank); };
-  try {
-    auto it = st.unblocks.find(key.bytes());
-    if (it == st.unblocks.end()) {
-      // Elements as a data type oneDNN copies bit for bit: u8, or s32 (an
-      // 8-byte element is two s32 lanes).
-      if (elem_bytes != 1 && elem_bytes != 4 && elem_bytes != 8)
-        throw Error("internal error: copy_view of " + std::to_string(elem_bytes) + "-byte elements");
-      const auto type = elem_bytes == 1 ? memory::data_type::u8 : memory::data_type::s32;
-      const int lanes = elem_bytes == 8 ? 2 : 1;
-      Dims d(dims, dims + rank), s(xs, xs + rank);
-      for (int64_t& v : s) v *= lanes;
-      if (lanes > 1) {
-        d.push_back(lanes);
-        s.push_back(1);
-      }
-      const dnnl::engine& eng = engine().eng;
-      memory from(memory::desc(d, type, s), eng, DNNL_MEMORY_NONE);
-      memory to(memory::desc(d, type, plain_strides(d)), eng, DNNL_MEMORY_NONE);
-      it = st.unblocks.emplace(key.bytes(), Unblock{from, to, dnnl::reorder(from, to)}).first;
-    }
-    Unblock& u = it->second;
-    u.from.set_data_handle(const_cast<void*>(x));  // read only: the reorder's source
-    u.to.set_data_handle(y);
-    u.reorder.execute(engine().strm, u.from, u.to);
+    BoundReorder& r = it->second;
+    r.from.set_data_handle(const_cast<void*>(x));  // read only: the reorder's source
+    r.to.set_data_handle(y);
+    r.reorder.execute(engine().strm, r.from, r.to);
     engine().strm.wait();
   } catch (const dnnl::error& err) {
     fail(text(), err);
   }
+}
+
+void unblock(const float* x, float* y, const int64_t* ys, int block) {
+  Key key;
+  key << block;
+  key.add(ys, 4);
+  const Dims d(ys, ys + 4);
+  reorder(
+      key,
+      [&] {
+        return std::pair{memory::desc(d, kF32, block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c),
+                         plain(d)};
+      },
+      x, y, [&] { return "Unblock " + dims_text(ys, 4) + " b" + std::to_string(block); });
+}
+
+void copy_view(const void* x, void* y, int rank, const int64_t* dims, const int64_t* xs, int elem_bytes) {
+  if (elem_bytes != 1 && elem_bytes != 4 && elem_bytes != 8)
+    throw Error("internal error: copy_view of " + std::to_string(elem_bytes) + "-byte elements");
+  Key key;
+  key << 'V' << elem_bytes << omp_get_max_threads();
+  key.add(dims, rank).add(xs, rank);
+  reorder(
+      key,
+      [&] {
+        // Elements as a data type oneDNN copies bit for bit: u8, or s32 (an
+        // 8-byte element is two s32 lanes).
+        const auto type = elem_bytes == 1 ? memory::data_type::u8 : memory::data_type::s32;
+        const int lanes = elem_bytes == 8 ? 2 : 1;
+        Dims d(dims, dims + rank), s(xs, xs + rank);
+        for (int64_t& v : s) v *= lanes;
+        if (lanes > 1) {
+          d.push_back(lanes);
+          s.push_back(1);
+        }
+        return std::pair{memory::desc(d, type, s), memory::desc(d, type, plain_strides(d))};
+      },
+      x, y, [&] { return "Copy " + dims_text(dims, rank) + " strides " + dims_text(xs, rank); });
 }
 
 }  // namespace
