@@ -454,9 +454,10 @@ class KernelPrinter : public InlineExprPrinter {
     return c;
   }
 
-  // A stored stage that is a strided view of one loaded buffer, not a plain
-  // contiguous copy, of at least kViewCopyMinBytes: one fprt::copy_view
-  // (kernel_plan.h strided_view). False (nothing printed) otherwise.
+  // A stored stage of at least kViewCopyMinBytes that is a strided view of
+  // one buffer (loaded, or an earlier stage's) whose loop would gather: one
+  // fprt::copy_view (kernel_plan.h strided_view). False (nothing printed)
+  // otherwise.
   bool print_view_copy(const Stage& st) {
     const Primitive& p = g_.node(st.node);
     const int64_t elem = dtype_bytes(p.out.dtype);
