@@ -169,7 +169,8 @@ double overlapped_us(double t_mem_us, double t_compute_us, double p);
 /// device_p: its window steps overlap its own streaming (no overlap there
 /// made light_inception_v2's cost plan 7.9% slower). trt_residual_block's
 /// stem, BN+ReLU computed as the MaxPool's prologue pass: 0.86 ms
-/// measured, 0.51 predicted at device_p, 0.68 at 0 (one Zen 4 thread). Measured on one Zen 4 thread
+/// measured, 0.51 predicted at device_p, 0.68 at 0 (one Zen 4 thread).
+/// Contraction groups, measured on one Zen 4 thread
 /// (resnet50_bottleneck's four conv groups of its cost plan, oneDNN 2.6):
 /// t_mem + t_compute predicted each 3-19% under its time, max(t_mem,
 /// t_compute) 8-46% under.

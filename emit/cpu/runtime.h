@@ -483,22 +483,21 @@ inline void pool(const float* x, const int64_t* xs, float* y, const int64_t* ys,
           std::copy(x + p * ivol + i1 * in[2], x + p * ivol + (i1 + 1) * in[2], xp.begin() + (i1 + pb[1]) * Wp + pb[2]);
         std::fill(acc.begin(), acc.end(), id);
         float* __restrict ac = acc.data();
-        for (int64_t b = 0; b < k[1]; ++b)
-          for (int64_t e = 0; e < k[2]; ++e) {
-            const float* __restrict src = xp.data() + b * Wp + e;
-            if (is_max && s == 1)
-              for (int64_t f = 0; f < grid; ++f) ac[f] = max_(ac[f], src[f]);
-            else if (is_max && s == 2)
-              for (int64_t f = 0; f < grid; ++f) ac[f] = max_(ac[f], src[2 * f]);
-            else if (is_max)
-              for (int64_t f = 0; f < grid; ++f) ac[f] = max_(ac[f], src[s * f]);
-            else if (s == 1)
-              for (int64_t f = 0; f < grid; ++f) ac[f] = ac[f] + src[f];
-            else if (s == 2)
-              for (int64_t f = 0; f < grid; ++f) ac[f] = ac[f] + src[2 * f];
-            else
-              for (int64_t f = 0; f < grid; ++f) ac[f] = ac[f] + src[s * f];
-          }
+        // The window positions in row-major order; stride 1 and 2 as
+        // constants, so the loads are contiguous or a two-vector permute.
+        auto fold = [&](auto step) {
+          for (int64_t b = 0; b < k[1]; ++b)
+            for (int64_t e = 0; e < k[2]; ++e) {
+              const float* __restrict src = xp.data() + b * Wp + e;
+              if (is_max)
+                for (int64_t f = 0; f < grid; ++f) ac[f] = max_(ac[f], src[step * f]);
+              else
+                for (int64_t f = 0; f < grid; ++f) ac[f] = ac[f] + src[step * f];
+            }
+        };
+        if (s == 1) fold(std::integral_constant<int64_t, 1>{});
+        else if (s == 2) fold(std::integral_constant<int64_t, 2>{});
+        else fold(s);
         for (int64_t o1 = 0; o1 < out[1]; ++o1) {
           float* yr = y + p * ovol + o1 * out[2];
           const float* ar = ac + o1 * Wp;
