@@ -92,6 +92,9 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
         read += b;
         written += b;
       }
+    auto materialised = [&](NodeId o) {
+      return std::find(v.grp.materialised.begin(), v.grp.materialised.end(), o) != v.grp.materialised.end();
+    };
     // A library routine's in-group operand is computed whole into a buffer
     // (scratch unless materialised, then counted among the bytes written)
     // and read back by the routine (for_each_library_operand).
@@ -99,7 +102,7 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
       ++prologue_passes;
       const double b = static_cast<double>(g.bytes(o));
       read += b;
-      if (std::find(v.grp.materialised.begin(), v.grp.materialised.end(), o) == v.grp.materialised.end()) written += b;
+      if (!materialised(o)) written += b;
     });
     // A tensor stored NCHW at the shape of a blocked tensor its kernel reads
     // or computes is computed blocked and reordered (graph/layout.h
@@ -111,11 +114,11 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
       }
     // A channel Concat's blocked operand computed in the kernel goes through
     // blocked scratch before its reorder into the output (graph/layout.h
-    // concat_operand_blocked): once more written and read.
+    // concat_operand_blocked): once more written and read. A blocked buffer
+    // (materialised, or a library routine's output) is reordered as it is.
     for (NodeId n : v.grp.materialised)
       for (NodeId o : g.operands(n))
-        if (v.pos(o) >= 0 && !is_library_op(g.node(o)) &&
-            std::find(v.grp.materialised.begin(), v.grp.materialised.end(), o) == v.grp.materialised.end() &&
+        if (v.pos(o) >= 0 && !(lay.is_blocked(o) && (materialised(o) || is_library_op(g.node(o)))) &&
             concat_operand_blocked(g, lay, n, o, v.order)) {
           read += static_cast<double>(g.bytes(o));
           written += static_cast<double>(g.bytes(o));
