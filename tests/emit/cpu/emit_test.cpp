@@ -488,9 +488,11 @@ TEST(CpuEmit, CoalescedLoopsVectorizeAndStayBitIdentical) {
   EXPECT_NE(mul.find("[((0)*5+(f0))]"), std::string::npos) << mul;  // f0 at the dim of 5, stride 1
 
   // A bias over rows of 2 breaks the merge, and the rows are shorter than a
-  // vector: one flat loop, coordinates from the flat index. Regression:
-  // distilbert_tiny's bias Adds over [1, 128, 2] took 0.18 us as 128 loops
-  // of 2 (predicted 0.03).
+  // vector: the vector loop is the one over the 128 rows, the loop of 2
+  // inside it unrolled. Regressions: distilbert_tiny's bias Adds over
+  // [1, 128, 2] took 0.18 us as 128 vector loops of 2 (predicted 0.03), its
+  // row-mean Subs 0.13 us as one flat loop of 256 dividing the index per
+  // element, 0.04 us so (one Zen 4 thread).
   Builder d;
   auto h = d.input("h", {1, 128, 2});
   auto hb = d.weight("hb", {2});
@@ -500,9 +502,36 @@ TEST(CpuEmit, CoalescedLoopsVectorizeAndStayBitIdentical) {
   const Plan p3 = hand_plan(g3, {{ha, he}});
   expect_identical(g3, p3);
   const std::string src3 = cpu::plan_source(g3, p3);
-  EXPECT_NE(src3.find("f0 < 256;"), std::string::npos) << src3;
-  EXPECT_NE(src3.find("[(((f0)%2))]"), std::string::npos) << src3;  // the bias at the flat index's last coordinate
-  expect_vectorized(src3, "// Erf 'he'", "erf-flat-vec");
+  EXPECT_NE(src3.find("#pragma omp simd\n  for (int64_t f0 = 0; f0 < 128; ++f0)\n  for (int64_t f1 = 0; f1 < 2; ++f1)"),
+            std::string::npos)
+      << src3;
+  EXPECT_NE(src3.find("[(f1)]"), std::string::npos) << src3;  // the bias at the row's coordinate
+  expect_vectorized(src3, "// Erf 'he'", "erf-rows-outer-vec");
+
+  // Rows of 2 under too few of them for a vector: one flat loop,
+  // coordinates from the flat index.
+  Builder e2;
+  auto k = e2.input("k", {1, 6, 2});
+  auto kb = e2.weight("kb", {2});
+  auto ka = e2.op("ka", "Add", OpClass::broadcast, {k, kb}, {1, 6, 2});
+  auto& g4 = e2.done({ka});
+  expect_identical(g4, unfused_plan(g4));
+  const std::string src4 = cpu::plan_source(g4, unfused_plan(g4));
+  EXPECT_NE(src4.find("f0 < 12;"), std::string::npos) << src4;
+  EXPECT_NE(src4.find("[(((f0)%2))]"), std::string::npos) << src4;  // the bias at the flat index's last coordinate
+
+  // A row mean subtracted from rows of 2 ([128, 2] - [128, 1]): the same
+  // row loop, the mean read once per row.
+  Builder f;
+  auto u = f.input("u", {128, 2});
+  auto um = f.input("um", {128, 1});
+  auto us = f.op("us", "Sub", OpClass::broadcast, {u, um}, {128, 2});
+  auto& g5 = f.done({us});
+  expect_identical(g5, unfused_plan(g5));
+  const std::string src5 = cpu::plan_source(g5, unfused_plan(g5));
+  EXPECT_NE(src5.find("f1 < 2;"), std::string::npos) << src5;
+  EXPECT_NE(src5.find("[(f0)]"), std::string::npos) << src5;
+  expect_vectorized(src5, "// Sub 'us'", "sub-rows-outer-vec");
 }
 
 // DequantizeLinear of an int32 tensor (a QDQ model's quantized bias) runs and
