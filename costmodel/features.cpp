@@ -97,8 +97,15 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
     };
     // A library routine's in-group operand is computed whole into a buffer
     // (scratch unless materialised, then counted among the bytes written)
-    // and read back by the routine (for_each_library_operand).
-    for_each_library_operand(g, v.grp.nodes, [&](NodeId o) { return v.pos(o) >= 0; }, [&](NodeId, NodeId o) {
+    // and read back by the routine; a MatMul's B passed as a strided view
+    // is not (for_each_computed_library_operand): the library reads its
+    // source, an input of the group.
+    // The library packs a B it reads as a view (oneDNN's copy of each block
+    // of B before its GEMM kernel): its bytes read once more.
+    for (NodeId p : v.order)
+      if (g.node(p).kind == Op::MatMul && strided_matmul_operand(g, p, [&](NodeId o) { return v.pos(o) >= 0; }))
+        read += static_cast<double>(g.bytes(g.operands(p)[1]));
+    for_each_computed_library_operand(g, v.grp.nodes, [&](NodeId o) { return v.pos(o) >= 0; }, [&](NodeId, NodeId o) {
       ++prologue_passes;
       const double b = static_cast<double>(g.bytes(o));
       read += b;

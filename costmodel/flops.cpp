@@ -286,10 +286,10 @@ GroupFlops group_flops(const GroupView& v, const DeviceSpec* d) {
   for (NodeId m : v.grp.materialised)
     if (int p = v.pos(m); p >= 0) stage[p] = 1;
   // The CPU backend computes a library routine's in-group operand once,
-  // whole, before the call (for_each_library_operand).
+  // whole, before the call (for_each_computed_library_operand).
   if (d && d->cpu)
-    for_each_library_operand(g, v.grp.nodes, [&](NodeId o) { return v.pos(o) >= 0; },
-                             [&](NodeId, NodeId o) { stage[v.pos(o)] = 1; });
+    for_each_computed_library_operand(g, v.grp.nodes, [&](NodeId o) { return v.pos(o) >= 0; },
+                                      [&](NodeId, NodeId o) { stage[v.pos(o)] = 1; });
   // Per stage s, backwards over the nodes it inlines: a pure value is
   // evaluated as often as its hungriest consumer in that stage needs it
   // (consumers in one stage share the register); the stages add up.

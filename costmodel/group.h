@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/view.h"
 #include "graph/op_attrs.h"
 
 namespace fuseplan {
@@ -59,6 +60,21 @@ void for_each_library_operand(const Graph& g, const std::vector<NodeId>& nodes, 
     for (NodeId o : g.operands(p))
       if (member(o)) f(p, o);
   }
+}
+
+/// for_each_library_operand as the CPU backend computes them: a MatMul's B
+/// operand that is a view of a buffer outside the group (graph/view.h
+/// strided_matmul_operand) is passed to the library with strides, not
+/// computed, so f is not called for it.
+template <class Member, class F>
+void for_each_computed_library_operand(const Graph& g, const std::vector<NodeId>& nodes, Member member, F f) {
+  for_each_library_operand(g, nodes, member, [&](NodeId p, NodeId o) {
+    const auto& ops = g.operands(p);
+    if (g.node(p).kind == Op::MatMul && ops.size() > 1 && o == ops[1] && o != ops[0] &&
+        strided_matmul_operand(g, p, member))
+      return;
+    f(p, o);
+  });
 }
 
 /// Kind a set of primitives would get as one kernel: contraction if it holds

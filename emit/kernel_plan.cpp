@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "graph/op_attrs.h"
+#include "graph/view.h"
 #include "search/nested_reduction.h"
 
 namespace fuseplan {
@@ -81,7 +82,7 @@ std::string int_literal(int64_t i, const std::string& ty) {
 
 }  // namespace
 
-KernelPlan plan_kernel(const Graph& g, const Group& grp) {
+KernelPlan plan_kernel(const Graph& g, const Group& grp, bool strided_matmul_b) {
   KernelPlan kp;
   kp.group_id = grp.id;
   kp.fn_name = "fp_group_" + std::to_string(grp.id);
@@ -102,8 +103,10 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp) {
       }
   }
   // Library routines read whole buffers.
-  for_each_library_operand(g, grp.nodes, [&](NodeId o) { return kp.members.count(o) > 0; },
-                           [&](NodeId, NodeId o) { stage_set.insert(o); });
+  auto member = [&](NodeId o) { return kp.members.count(o) > 0; };
+  auto stage = [&](NodeId, NodeId o) { stage_set.insert(o); };
+  if (strided_matmul_b) for_each_computed_library_operand(g, grp.nodes, member, stage);
+  else for_each_library_operand(g, grp.nodes, member, stage);
   for (NodeId n : grp.materialised)
     if (!kp.members.count(n)) throw Error("group " + std::to_string(grp.id) + " materialises a node it does not hold");
   find_nests(g, grp, kp);
@@ -128,96 +131,28 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp) {
   return kp;
 }
 
-namespace {
-
-// A view's dims as runs of (size, stride) factors, outermost first.
-using Factors = std::vector<std::pair<int64_t, int64_t>>;
-
-// v reshaped to shape os (same element count): the factors regrouped in
-// order, a factor split where a new dim ends inside it; false where a new
-// dim's size does not divide or is not divided by the factor it meets.
-bool reshape_view(std::vector<Factors>& v, const std::vector<int64_t>& os) {
-  Factors flat;
-  for (const Factors& d : v)
-    for (auto f : d)
-      if (f.first != 1) flat.push_back(f);
-  std::vector<Factors> out(os.size());
-  std::size_t k = 0;
-  for (std::size_t d = 0; d < os.size(); ++d) {
-    int64_t need = os[d];
-    while (need > 1) {
-      if (k == flat.size()) return false;
-      auto [size, stride] = flat[k];
-      if (need % size == 0) {
-        out[d].push_back(flat[k++]);
-        need /= size;
-      } else if (size % need == 0) {
-        out[d].push_back({need, stride * (size / need)});
-        flat[k].first = size / need;
-        need = 1;
-      } else {
-        return false;
-      }
-    }
-  }
-  if (k != flat.size()) return false;
-  v = std::move(out);
-  return true;
+std::optional<OperandView> strided_matmul_b_view(const Graph& g, const KernelPlan& kp, NodeId mm) {
+  if (g.node(mm).kind != Op::MatMul || g.operands(mm).size() < 2) return std::nullopt;
+  const NodeId b = g.operands(mm)[1];
+  if (!kp.members.count(b) || kp.is_stage(b)) return std::nullopt;
+  auto member = [&](NodeId at) { return kp.members.count(at) > 0; };
+  if (!strided_matmul_operand(g, mm, member)) return std::nullopt;
+  const ViewFactors v = *view_factors(g, b, member);
+  return OperandView{v.source, v.offset, *view_strides(v)};
 }
 
-}  // namespace
-
 std::optional<StridedView> strided_view(const Graph& g, const KernelPlan& kp, NodeId n) {
-  // The chain from n down to its source: every member on it one view op.
+  // The chain from n down to its source: n, then members that are no stage.
   if (!kp.members.count(n)) return std::nullopt;
-  std::vector<NodeId> chain;
-  NodeId at = n;
-  while (kp.members.count(at) && (at == n || !kp.is_stage(at))) {
-    const Primitive& p = g.node(at);
-    if (!one_of(p.kind, {Op::Reshape, Op::Identity, Op::Transpose, Op::Slice})) return std::nullopt;
-    chain.push_back(at);
-    at = g.operands(at).at(0);
-  }
-  if (!kp.is_stage(at) && std::find(kp.loads.begin(), kp.loads.end(), at) == kp.loads.end()) return std::nullopt;
-  // The source: row-major, one factor per dim.
-  const auto& ss = g.node(at).out.shape;
-  std::vector<Factors> v(ss.size());
-  int64_t step = 1;
-  for (int d = static_cast<int>(ss.size()) - 1; d >= 0; --d) {
-    v[d] = {{ss[d], step}};
-    step *= ss[d];
-  }
-  StridedView out;
-  out.source = at;
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const Primitive& p = g.node(*it);
-    const auto& os = p.out.shape;
-    const int r = static_cast<int>(os.size());
-    if (p.kind == Op::Transpose) {
-      auto perm = p.attr_ints("perm");
-      if (perm.empty())
-        for (int d = r - 1; d >= 0; --d) perm.push_back(d);
-      std::vector<Factors> t(r);
-      for (int d = 0; d < r; ++d) t[d] = v.at(perm[d]);
-      v = std::move(t);
-    } else if (p.kind == Op::Slice) {
-      const SliceParams sp = slice_params(p, r);
-      for (int d = 0; d < r; ++d) {
-        if (sp.start[d] == 0 && sp.step[d] == 1 && os[d] == g.node(g.operands(*it)[0]).out.shape[d]) continue;
-        Factors f;
-        for (auto x : v[d])
-          if (x.first != 1) f.push_back(x);
-        if (sp.start[d] < 0 || sp.step[d] <= 0 || f.size() > 1) return std::nullopt;
-        const int64_t stride = f.empty() ? 0 : f[0].second;
-        out.offset += sp.start[d] * stride;
-        v[d] = {{os[d], stride * sp.step[d]}};
-      }
-    } else if (!reshape_view(v, os)) {
-      return std::nullopt;
-    }
-  }
+  const std::optional<ViewFactors> v =
+      view_factors(g, n, [&](NodeId at) { return at == n || (kp.members.count(at) && !kp.is_stage(at)); });
+  if (!v || (!kp.is_stage(v->source) && std::find(kp.loads.begin(), kp.loads.end(), v->source) == kp.loads.end()))
+    return std::nullopt;
   // Flatten, drop size-1 factors, merge factors contiguous in the source.
-  for (const Factors& d : v)
+  StridedView out;
+  out.source = v->source;
+  out.offset = v->offset;
+  for (const auto& d : v->dims)
     for (auto [size, stride] : d) {
       if (size == 1) continue;
       if (!out.dims.empty() && out.strides.back() == stride * size) {

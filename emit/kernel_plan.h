@@ -62,7 +62,21 @@ struct KernelPlan {
 /// Builds the kernel plan of one group (nesting the reductions of each
 /// horizontal branch that can_nest_reductions allows). Throws Error when the group holds
 /// an opaque primitive or a source, or a node the backends cannot execute.
-KernelPlan plan_kernel(const Graph& g, const Group& grp);
+/// strided_matmul_b (the CPU backend): a MatMul's B operand that is a view
+/// of a loaded buffer (graph/view.h strided_matmul_operand) is no stage;
+/// the printer passes the buffer with strides (strided_matmul_b_view).
+KernelPlan plan_kernel(const Graph& g, const Group& grp, bool strided_matmul_b = false);
+
+/// The strided view MatMul `mm`'s B operand is of a loaded buffer in a plan
+/// built with strided_matmul_b: the source, the element offset and one
+/// element stride per dim of B's shape (0 for a dim of size 1); nullopt
+/// when B is computed (a stage, or a buffer).
+struct OperandView {
+  NodeId source = kNoNode;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+};
+std::optional<OperandView> strided_matmul_b_view(const Graph& g, const KernelPlan& kp, NodeId mm);
 
 /// A loop stage whose value is a pure copy of one loaded buffer (or of an
 /// earlier stage's, e.g. a MatMul's output in scratch) through

@@ -230,8 +230,9 @@ void run(const Key& key, Text&& text, Make&& make, const float* src, const float
 constexpr int64_t kPadEveryN = 1024, kPadBelowM = 512, kRowPad = 16;
 
 // ------------------------------------------------------------------ matmul
-void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
-            const int64_t* ys, int yr, int transA, int transB, int b_const) {
+// matmul and matmul_view: b_strides null for a row-major B.
+void matmul_strided(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br,
+                    const int64_t* b_strides, float* y, const int64_t* ys, int yr, int transA, int transB, int b_const) {
   // numpy promotion of 1-D operands: a [K] -> [1,K], b [K] -> [K,1].
   std::vector<int64_t> A(as, as + ar), B(bs, bs + br);
   if (A.size() == 1) A.insert(A.begin(), 1);
@@ -256,9 +257,10 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
   Key key;
   key << 'M' << transA << transB << omp_get_max_threads();
   key.add(as, ar).add(bs, br);
+  if (b_strides) key.add(b_strides, br);
   auto text = [&] {
-    return "MatMul " + dims_text(as, ar) + "x" + dims_text(bs, br) + " t" + std::to_string(transA) +
-           std::to_string(transB) + " @" + std::to_string(omp_get_max_threads());
+    return "MatMul " + dims_text(as, ar) + "x" + dims_text(bs, br) + (b_strides ? " B strides " + dims_text(b_strides, br) : "") +
+           " t" + std::to_string(transA) + std::to_string(transB) + " @" + std::to_string(omp_get_max_threads());
   };
   run(
       key, text,
@@ -270,7 +272,7 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
         int64_t m = M;
         if (batch_b == 1 && !transA) {
           m = M * batch_a;  // B shared by the batch: one GEMM over all of A's rows
-        } else if (ba == bb) {
+        } else if (ba == bb && !b_strides) {
           if (nb > 0) bd_a = bd_b = {batch_a};
         } else {
           bd_a = ba;
@@ -298,6 +300,32 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
         Dims bd_y = bd_a;
         for (std::size_t i = 0; i < bd_y.size(); ++i) bd_y[i] = std::max(bd_a[i], bd_b[i]);
         memory::desc yd = plain(with(bd_y, {m, N}));
+        if (b_strides) {
+          // B as the caller's view: its own strides per dim (a broadcast or
+          // size-1 dim: the dense stride, never read twice apart).
+          const memory::desc dense = bdsc;
+          Dims st(bd_b.size() + 2);
+          for (std::size_t i = 0; i < bd_b.size(); ++i) {
+            const int ib = static_cast<int>(i) - (nb - (bn - 2));
+            st[i] = ib >= 0 && B[ib] > 1 ? b_strides[ib] : dense.data.format_desc.blocking.strides[i];
+          }
+          const std::size_t k = bd_b.size();
+          st[k] = transB ? b_strides[bn - 1] : b_strides[bn - 2];
+          st[k + 1] = transB ? b_strides[bn - 2] : b_strides[bn - 1];
+          if (K == 1) st[k] = dense.data.format_desc.blocking.strides[k];
+          if (N == 1) st[k + 1] = dense.data.format_desc.blocking.strides[k + 1];
+          bdsc = memory::desc(with(bd_b, {K, N}), kF32, st);
+          // oneDNN runs the view itself only where it picks the same
+          // implementation as on a row-major B of these dims (so the same
+          // accumulation as the reference, which reads B row-major);
+          // otherwise B is reordered row-major first (onednn.h).
+          dnnl::matmul::primitive_desc on_view(dnnl::matmul::desc(ad, bdsc, yd), engine().eng),
+              on_dense(dnnl::matmul::desc(ad, dense, yd), engine().eng);
+          const bool same = std::string(on_view.impl_info_str()) == on_dense.impl_info_str();
+          const dnnl::matmul::primitive_desc& pd = same ? on_view : on_dense;
+          return Prim{dnnl::matmul(pd), ad, pd.src_desc(), bdsc, pd.weights_desc(), yd, pd.dst_desc(),
+                      text() + ": " + pd.impl_info_str() + (same ? " (B read as a view)" : " (B reordered)"), {}};
+        }
         // Weights in the layout oneDNN prefers when B is a constant (it may
         // be packed once); otherwise as stored.
         memory::desc bw = b_const && bd_b.empty() ? memory::desc(bdsc.dims(), kF32, memory::format_tag::any) : bdsc;
@@ -314,6 +342,17 @@ void matmul(const float* a, const int64_t* as, int ar, const float* b, const int
                     text() + ": " + pd.impl_info_str(), {}};
       },
       a, b, b_const != 0, y);
+}
+
+void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
+            const int64_t* ys, int yr, int transA, int transB, int b_const) {
+  matmul_strided(a, as, ar, b, bs, br, nullptr, y, ys, yr, transA, transB, b_const);
+}
+
+void matmul_view(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br,
+                 const int64_t* b_strides, float* y, const int64_t* ys, int yr, int transA, int transB) {
+  if (br < 2) throw Error("internal error: matmul_view of a " + std::to_string(br) + "-D B");
+  matmul_strided(a, as, ar, b, bs, br, b_strides, y, ys, yr, transA, transB, 0);
 }
 
 // -------------------------------------------------------------------- conv
@@ -493,7 +532,7 @@ void copy_view(const void* x, void* y, int rank, const int64_t* dims, const int6
 }  // namespace
 
 const fprt::ContractionLibrary& onednn_contractions() {
-  static const fprt::ContractionLibrary lib{&matmul, &conv, &unblock, &copy_view};
+  static const fprt::ContractionLibrary lib{&matmul, &conv, &unblock, &copy_view, &matmul_view};
   return lib;
 }
 

@@ -38,6 +38,26 @@ bool is_cheap_class(OpClass c) {
          c == OpClass::injective;
 }
 
+/// Whether layout op p is read only as MatMul B operands by the consumer
+/// group (`in_c`), on a CPU: the backend passes B to oneDNN as a strided
+/// view of p's source instead of transposing it (graph/view.h
+/// strided_matmul_operand; GPT-2's Kᵀ), so neither layout_mismatch nor the
+/// prologue and broadcast rules for non-cheap ops apply. Where the final
+/// group leaves no such view, the backend computes B whole before the call
+/// (a prologue pass, priced as one).
+template <class InC>
+bool read_as_strided_b(const Graph& g, NodeId p, InC in_c, const DeviceSpec& d) {
+  if (!d.cpu || g.op_class(p) != OpClass::layout) return false;
+  bool read = false;
+  for (const OutEdge& e : g.out_edges(p)) {
+    if (!in_c(e.dst)) continue;
+    const auto ops = g.operands(e.dst);
+    if (g.node(e.dst).kind != Op::MatMul || e.operand != 1 || ops[0] == p) return false;
+    read = true;
+  }
+  return read;
+}
+
 /// Elements of one reduced row: input numel / output numel.
 int64_t reduction_row(const Graph& g, NodeId r) {
   const auto ops = g.operands(r);
@@ -208,7 +228,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
       if (!in_c_count(c)) continue;
       if (any_p == kNoNode) any_p = p, any_c = c;
       FusionDecision edge = can_fuse_edge(g, p, c);
-      if (!edge.ok()) return edge;
+      if (!edge.ok() && !read_as_strided_b(g, p, in_c_count, d)) return edge;
     }
   }
   for (NodeId c : cg)
@@ -256,7 +276,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   if (c_con != kNoNode) {
     for (NodeId p : pg) {
       const Primitive& P = g.node(p);
-      if (!is_cheap_class(P.op_class))
+      if (!is_cheap_class(P.op_class) && !read_as_strided_b(g, p, in_c_count, d))
         return FusionDecision::forbid(Blocker::prologue_not_cheap,
                                       q(P.name) + " (" + std::string(to_string(P.op_class)) +
                                           ") is not a cheap prologue of contraction " + q(g.node(c_con).name));
@@ -299,7 +319,7 @@ FusionDecision can_merge_vertical(const Graph& g, std::span<const NodeId> pg, st
   // 4. Iteration spaces: a consumer may broadcast a cheap group, nothing else.
   if (dom_c > dom_p && p_con == kNoNode && reds.empty()) {
     for (NodeId p : pg)
-      if (!is_cheap_class(g.op_class(p)))
+      if (!is_cheap_class(g.op_class(p)) && !read_as_strided_b(g, p, in_c_count, d))
         return FusionDecision::forbid(Blocker::expensive_broadcast,
                                       edge_name() + ": consumer broadcasts " + q(g.node(p).name) + " to a larger shape");
   }

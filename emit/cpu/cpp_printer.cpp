@@ -692,9 +692,17 @@ class KernelPrinter : public InlineExprPrinter {
     auto rank = [&](int k) { return std::to_string(shape(ops[k]).size()); };
     bool epi = st.node == epi_lib_;
     if (epi) print_epilogue_lambda();
+    const std::optional<OperandView> strided_b = strided_matmul_b_view(g_, kp_, st.node);
     // The weights operand is a source: constant for the run (exec/onednn.h).
     const std::string w_const = ops.size() > 1 && g_.node(ops[1]).op_class == OpClass::source ? "1" : "0";
-    if (p.kind == Op::MatMul) {
+    if (p.kind == Op::MatMul && strided_b) {
+      // B is a view of a loaded buffer, passed with its strides (kernel_plan.h strided_matmul_b_view).
+      arr("bst", strided_b->strides);
+      line(std::string("fprt::matmul_view_epilogue(") + x(0) + ",xs0," + rank(0) + "," + buf(strided_b->source) +
+           (strided_b->offset ? "+" + std::to_string(strided_b->offset) : "") + ",xs1," + rank(1) + ",bst," + y +
+           ",ys," + rs + "," + std::to_string(p.attr_int("transA", 0)) + "," + std::to_string(p.attr_int("transB", 0)) +
+           (epi ? ",epi);" : ");"));
+    } else if (p.kind == Op::MatMul) {
       line(std::string(epi ? "fprt::matmul_epilogue(" : "fprt::matmul(") + x(0) + ",xs0," + rank(0) + "," + x(1) +
            ",xs1," + rank(1) + "," + y + ",ys," + rs + "," + std::to_string(p.attr_int("transA", 0)) + "," +
            std::to_string(p.attr_int("transB", 0)) + "," + w_const + (epi ? ",epi);" : ");"));

@@ -42,7 +42,7 @@ std::vector<KernelPlan> kernel_plans(const Graph& g, const Plan& plan) {
   for (std::size_t i = 0; i < plan.groups.size(); ++i) {
     Group grp = plan.groups[i];
     grp.id = static_cast<int>(i);
-    out.push_back(plan_kernel(g, grp));
+    out.push_back(plan_kernel(g, grp, true));  // B views passed with strides (cpp_printer)
   }
   return out;
 }

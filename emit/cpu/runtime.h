@@ -280,6 +280,12 @@ struct ContractionLibrary {
   /// strides `xs` into y, row-major over dims: an exact copy (a oneDNN
   /// reorder) of elements of `elem_bytes` bytes (1, 4 or 8).
   void (*copy_view)(const void* x, void* y, int rank, const int64_t* dims, const int64_t* xs, int elem_bytes);
+  /// matmul with B read as a view: b points at its first element, and
+  /// b_strides gives one element stride per dim of bs (rank >= 2; a dim
+  /// of size 1 may have any). The same bits as matmul on the view copied
+  /// row-major (exec/onednn.h).
+  void (*matmul_view)(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br,
+                      const int64_t* b_strides, float* y, const int64_t* ys, int yr, int transA, int transB);
 };
 /// The bound table (null until the host binds one; generated units export
 /// fp_bind_contractions for that).
@@ -382,6 +388,14 @@ inline void matmul_epilogue(const float* a, const int64_t* as, int ar, const flo
 inline void matmul(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br, float* y,
                    const int64_t* ys, int yr, int transA, int transB, int b_const) {
   matmul_epilogue(a, as, ar, b, bs, br, y, ys, yr, transA, transB, b_const, NoEpilogue{});
+}
+/// matmul_epilogue with B a strided view (ContractionLibrary::matmul_view).
+template <class Epi = NoEpilogue>
+inline void matmul_view_epilogue(const float* a, const int64_t* as, int ar, const float* b, const int64_t* bs, int br,
+                                 const int64_t* b_strides, float* y, const int64_t* ys, int yr, int transA, int transB,
+                                 Epi&& epi = Epi{}) {
+  contraction_library()->matmul_view(a, as, ar, b, bs, br, b_strides, y, ys, yr, transA, transB);
+  if constexpr (kHasEpilogue<Epi>) run_epilogue(elements(ys, yr), matmul_epilogue_run(yr > 0 ? ys[yr - 1] : 1), epi);
 }
 
 /// The epilogue's runs are the output's channel planes (NCHW) or channel

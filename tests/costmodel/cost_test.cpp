@@ -8,6 +8,7 @@
 #include "costmodel/calibrate.h"
 #include "costmodel/cost.h"
 #include "costmodel/cost_detail.h"
+#include "graph/view.h"
 #include "tests/costmodel/cost_test_util.h"
 
 namespace fuseplan {
@@ -616,6 +617,39 @@ TEST(CostCpu, APoolingPrologueIsAPassOfItsOwn) {
   EXPECT_DOUBLE_EQ(ta.predicted_us, std::max(ta.t_mem_us, ta.t_compute_us) +
                                         (1 - 0.95) * std::min(ta.t_mem_us, ta.t_compute_us) + ta.fixed_us);
 
+}
+
+// A MatMul's B that is a transposed view of a buffer another kernel wrote
+// is passed to oneDNN with strides (graph/view.h): no prologue pass, no
+// scratch; the library reads the source and packs B (its bytes read once
+// more). A view of a model input is computed into scratch as before.
+TEST(CostCpu, ATransposedMatMulBReadAsAViewHasNoProloguePass) {
+  GraphBuilder b;
+  NodeId x = b.input("x", {2, 8, 16});
+  NodeId q = b.input("q", {2, 8, 16});
+  NodeId r = b.op("r", "Relu", OpClass::elementwise, {2, 8, 16}, {x});
+  const std::map<std::string, AttrValue> swap = {{"perm", AttrValue{std::vector<int64_t>{0, 2, 1}}}};
+  NodeId kt = b.op("kt", "Transpose", OpClass::layout, {2, 16, 8}, {r}, swap);
+  NodeId y = b.op("y", "MatMul", OpClass::contraction, {2, 8, 8}, {q, kt});
+  NodeId qt = b.op("qt", "Transpose", OpClass::layout, {2, 16, 8}, {q}, swap);
+  NodeId z = b.op("z", "MatMul", OpClass::contraction, {2, 8, 8}, {r, qt});
+  Graph g = b.finish({y, z});
+  auto member = [&](std::initializer_list<NodeId> in) {
+    return [in](NodeId n) { return std::find(in.begin(), in.end(), n) != in.end(); };
+  };
+  EXPECT_TRUE(strided_matmul_operand(g, y, member({kt, y})));
+  EXPECT_FALSE(strided_matmul_operand(g, z, member({qt, z})));  // its source is a model input
+  EXPECT_FALSE(strided_matmul_operand(g, y, member({y})));       // kt is no member
+  const DeviceSpec d = testing::cpu_spec();
+  const CostFeatures view = cost_features(g, make_group(g, {"kt", "y"}), d);
+  EXPECT_DOUBLE_EQ(view.prologue_passes, 0);
+  EXPECT_DOUBLE_EQ(view.bytes_read, 1024 + 1024 + 1024);  // q, r (the view's source), B packed
+  EXPECT_DOUBLE_EQ(view.bytes_written, 512);              // y only
+  const CostFeatures computed = cost_features(g, make_group(g, {"qt", "z"}), d);
+  EXPECT_DOUBLE_EQ(computed.prologue_passes, 1);
+  EXPECT_DOUBLE_EQ(computed.bytes_read, 1024 + 1024 + 1024);  // r, q, qt read back
+  EXPECT_DOUBLE_EQ(computed.bytes_written, 1024 + 512);       // qt's scratch, z
+  (void)x;
 }
 
 // sources_read: the weights, constants and graph inputs a group reads, each

@@ -45,6 +45,28 @@ TEST(Blockers, LayoutMismatchForATransposeMovingTheFastestAxis) {
   EXPECT_NE(d.reason.find("'y'"), std::string::npos);
 }
 
+// A Transpose read as a MatMul's B operand on a CPU is passed to oneDNN as
+// a strided view (graph/view.h), so the CPU device lets it join the MatMul's
+// kernel; a GPU device, and a Transpose the MatMul reads as A, still refuse.
+TEST(Blockers, ATransposeReadAsMatMulBJoinsItOnACpuOnly) {
+  Graph g = text(
+      "t (float[2, 8, 16] x, float[2, 8, 16] q) => (float[2, 8, 8] y, float[2, 8, 8] z) { r = Relu(x)\n"
+      " kt = Transpose<perm = [0, 2, 1]>(r)\n y = MatMul(q, kt)\n qt = Transpose<perm = [0, 2, 1]>(q)\n"
+      " z = MatMul(r, qt) }");
+  const DeviceSpec cpu = load_device("host-cpu-reference");
+  EXPECT_TRUE(can_merge_vertical(g, ids(g, {"kt"}), ids(g, {"y"}), cpu).ok());
+  EXPECT_EQ(can_merge_vertical(g, ids(g, {"kt"}), ids(g, {"y"}), h100()).blocker, Blocker::layout_mismatch);
+  EXPECT_EQ(can_fuse_edge(g, g.at("kt"), g.at("y")).blocker, Blocker::layout_mismatch);  // the edge alone, any device
+  // qt is z's B but transposes a model input: still passed as a view only
+  // where its source is a buffer; the join itself is legal.
+  EXPECT_TRUE(can_merge_vertical(g, ids(g, {"qt"}), ids(g, {"z"}), cpu).ok());
+  // As A (z = MatMul(kt', ...)): no view, so the layout rule holds.
+  Graph a = text(
+      "t (float[2, 8, 16] x, float[2, 8, 8] w) => (float[2, 16, 8] y) { r = Relu(x)\n"
+      " rt = Transpose<perm = [0, 2, 1]>(r)\n y = MatMul(rt, w) }");
+  EXPECT_EQ(can_merge_vertical(a, ids(a, {"rt"}), ids(a, {"y"}), cpu).blocker, Blocker::layout_mismatch);
+}
+
 TEST(Blockers, IndirectAccessOnGatherDataButNotOnItsIndex) {
   Graph g = text(
       "t (float[100, 8] table, int64[16] idx) => (float[16, 8] y) { act = Relu(table)\n one = Constant<value = "

@@ -658,6 +658,46 @@ TEST(CpuEmit, TransposingViewsRunAsOneLibraryCopyAndStayBitIdentical) {
   EXPECT_EQ(cpu::plan_source(g, unfused_plan(g)).find("fprt::copy_view(t0+16,t1,"), std::string::npos);
 }
 
+// GPT-2's scores: Q [2,4,s,4] x Kᵀ, Kᵀ = qkv[..., 16:32] as [2,s,4,4]
+// transposed to [2,4,4,s], qkv written by another kernel. The scores
+// kernel passes oneDNN the view (kernel_plan.h strided_matmul_b_view):
+// Kᵀ[b,h,d,t] = qkv[b, t, 16 + h*4 + d], strides {s*48, 4, 1, 48} from
+// offset 16; no Kᵀ is computed. The bits are the unfused plan's, whose
+// MatMul reads a row-major Kᵀ: batch 2 x 4 heads do not merge into one
+// batch dim of the view, so oneDNN sees a 4-D problem there and a 3-D one
+// in the reference.
+TEST(CpuEmit, ATransposedMatMulBIsReadAsAStridedViewBitIdentically) {
+  for (int64_t s : {8, 64}) {
+    Builder b;
+    auto x = b.input("x", {2, s, 48});
+    auto qkv = b.op("qkv", "Relu", OpClass::elementwise, {x}, {2, s, 48});
+    auto k = b.op("k", "Slice", OpClass::injective, {qkv}, {2, s, 16},
+                  {{"starts", V{16}}, {"ends", V{32}}, {"axes", V{2}}, {"steps", V{1}}});
+    auto kr = b.op("k_r", "Reshape", OpClass::reshape, {k}, {2, s, 4, 4});
+    auto kt = b.op("k_t", "Transpose", OpClass::layout, {kr}, {2, 4, 4, s}, {{"perm", V{0, 2, 3, 1}}});
+    auto q = b.input("q", {2, 4, s, 4});
+    auto sc = b.op("scores", "MatMul", OpClass::contraction, {q, kt}, {2, 4, s, s});
+    auto half = b.weight("half", {}, {0.5f});
+    auto y = b.op("y", "Mul", OpClass::elementwise, {sc, half}, {2, 4, s, s});
+    auto& g = b.done({y});
+    const Plan fused = hand_plan(g, {{qkv}, {k, kr, kt, sc, y}});
+    const KernelPlan kp = plan_kernel(g, fused.groups[1], true);
+    const std::optional<OperandView> view = strided_matmul_b_view(g, kp, sc);
+    ASSERT_TRUE(view);
+    EXPECT_EQ(view->source, qkv);
+    EXPECT_EQ(view->offset, 16);
+    EXPECT_EQ(view->strides, (V{s * 48, 4, 1, 48}));
+    EXPECT_FALSE(kp.is_stage(kt));
+    EXPECT_TRUE(plan_kernel(g, fused.groups[1]).is_stage(kt));  // without the CPU's option (CUDA): computed
+    const std::string src = cpu::plan_source(g, fused);
+    const std::string call = "fprt::matmul_view_epilogue(t" + std::to_string(q) + ",xs0,4,t" + std::to_string(qkv) + "+16,xs1,4,bst,";
+    EXPECT_NE(src.find(call), std::string::npos) << src;
+    EXPECT_NE(src.find("static const int64_t bst[] = {" + std::to_string(s * 48) + ",4,1,48};"), std::string::npos) << src;
+    expect_identical(g, fused);
+    expect_identical(g, unfused_plan(g));
+  }
+}
+
 TEST(CpuEmit, CodeInjectionNamesGiveSafeCompilingCode) {
   Builder b;
   const std::string evil = "x\"); system(\"rm -rf /\"); //";
