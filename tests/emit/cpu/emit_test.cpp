@@ -698,6 +698,35 @@ TEST(CpuEmit, ATransposedMatMulBIsReadAsAStridedViewBitIdentically) {
   }
 }
 
+// The same view read in the other shapes oneDNN's matmul setup handles
+// (exec/onednn.cpp): a 2-D B under a batch of A's rows folded into M, a B
+// broadcast over A's leading batch dim, and a B whose batch dim is 1. Each
+// fused plan reads Kᵀ as a view and matches the unfused plan bit for bit.
+TEST(CpuEmit, TransposedBViewsUnderEveryBatchLayoutAreBitIdentical) {
+  struct Case {
+    std::vector<int64_t> a, src, perm, bt, y;
+  };
+  const std::vector<Case> cases = {
+      {{4, 5, 7}, {3, 7}, {1, 0}, {7, 3}, {4, 5, 3}},                  // B shared: A's batch folds into M
+      {{2, 3, 5, 7}, {3, 4, 7}, {0, 2, 1}, {3, 7, 4}, {2, 3, 5, 4}},    // B broadcast over A's first batch dim
+      {{1, 5, 33}, {1, 17, 33}, {0, 2, 1}, {1, 33, 17}, {1, 5, 17}},    // a batch of 1
+  };
+  for (const Case& c : cases) {
+    Builder b;
+    auto x = b.input("x", c.src);
+    auto r = b.op("r", "Relu", OpClass::elementwise, {x}, c.src);
+    auto t = b.op("t", "Transpose", OpClass::layout, {r}, c.bt, {{"perm", c.perm}});
+    auto a = b.input("a", c.a);
+    auto mm = b.op("mm", "MatMul", OpClass::contraction, {a, t}, c.y);
+    auto& g = b.done({mm});
+    const Plan fused = hand_plan(g, {{r}, {t, mm}});
+    ASSERT_TRUE(strided_matmul_b_view(g, plan_kernel(g, fused.groups[1], true), mm));
+    EXPECT_NE(cpu::plan_source(g, fused).find("fprt::matmul_view_epilogue("), std::string::npos);
+    expect_identical(g, fused);
+    expect_identical(g, unfused_plan(g));
+  }
+}
+
 TEST(CpuEmit, CodeInjectionNamesGiveSafeCompilingCode) {
   Builder b;
   const std::string evil = "x\"); system(\"rm -rf /\"); //";
