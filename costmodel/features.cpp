@@ -97,18 +97,16 @@ void count_bytes(const GroupView& v, const DeviceSpec& d, GroupAnalysis& a) {
     };
     // A library routine's in-group operand is computed whole into a buffer
     // (scratch unless materialised, then counted among the bytes written)
-    // and read back by the routine; a MatMul's B passed as a strided view
-    // is not (for_each_computed_library_operand): the library reads its
-    // source, an input of the group.
-    // The library packs a B it reads as a view (oneDNN's copy of each block
-    // of B before its GEMM kernel): its bytes read once more.
-    for (NodeId p : v.order)
-      if (g.node(p).kind == Op::MatMul && strided_matmul_operand(g, p, [&](NodeId o) { return v.pos(o) >= 0; }))
-        read += static_cast<double>(g.bytes(g.operands(p)[1]));
-    for_each_computed_library_operand(g, v.grp.nodes, [&](NodeId o) { return v.pos(o) >= 0; }, [&](NodeId, NodeId o) {
-      ++prologue_passes;
+    // and read back by the routine. A MatMul's B passed as a strided view
+    // (costmodel/group.h passed_as_view) is not computed: the library reads
+    // its source, an input of the group, and packs it (oneDNN's copy of each
+    // block of B before its GEMM kernel): its bytes read once more.
+    auto member = [&](NodeId o) { return v.pos(o) >= 0; };
+    for_each_library_operand(g, v.grp.nodes, member, [&](NodeId p, NodeId o) {
       const double b = static_cast<double>(g.bytes(o));
       read += b;
+      if (passed_as_view(g, p, o, member)) return;
+      ++prologue_passes;
       if (!materialised(o)) written += b;
     });
     // A tensor stored NCHW at the shape of a blocked tensor its kernel reads

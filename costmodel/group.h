@@ -62,18 +62,22 @@ void for_each_library_operand(const Graph& g, const std::vector<NodeId>& nodes, 
   }
 }
 
-/// for_each_library_operand as the CPU backend computes them: a MatMul's B
-/// operand that is a view of a buffer outside the group (graph/view.h
-/// strided_matmul_operand) is passed to the library with strides, not
-/// computed, so f is not called for it.
+/// Whether operand o of library routine p is a MatMul's B that the CPU
+/// backend passes to the library as a strided view of a buffer outside the
+/// group (graph/view.h strided_matmul_operand) instead of computing it.
+template <class Member>
+bool passed_as_view(const Graph& g, NodeId p, NodeId o, Member member) {
+  const auto& ops = g.operands(p);
+  return g.node(p).kind == Op::MatMul && ops.size() > 1 && o == ops[1] && o != ops[0] &&
+         strided_matmul_operand(g, p, member).has_value();
+}
+
+/// for_each_library_operand as the CPU backend computes them: f is not
+/// called for an operand passed as a view (passed_as_view).
 template <class Member, class F>
 void for_each_computed_library_operand(const Graph& g, const std::vector<NodeId>& nodes, Member member, F f) {
   for_each_library_operand(g, nodes, member, [&](NodeId p, NodeId o) {
-    const auto& ops = g.operands(p);
-    if (g.node(p).kind == Op::MatMul && ops.size() > 1 && o == ops[1] && o != ops[0] &&
-        strided_matmul_operand(g, p, member))
-      return;
-    f(p, o);
+    if (!passed_as_view(g, p, o, member)) f(p, o);
   });
 }
 

@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "graph/op_attrs.h"
-#include "graph/view.h"
 #include "search/nested_reduction.h"
 
 namespace fuseplan {
@@ -131,14 +130,10 @@ KernelPlan plan_kernel(const Graph& g, const Group& grp, bool strided_matmul_b) 
   return kp;
 }
 
-std::optional<OperandView> strided_matmul_b_view(const Graph& g, const KernelPlan& kp, NodeId mm) {
-  if (g.node(mm).kind != Op::MatMul || g.operands(mm).size() < 2) return std::nullopt;
-  const NodeId b = g.operands(mm)[1];
-  if (!kp.members.count(b) || kp.is_stage(b)) return std::nullopt;
-  auto member = [&](NodeId at) { return kp.members.count(at) > 0; };
-  if (!strided_matmul_operand(g, mm, member)) return std::nullopt;
-  const ViewFactors v = *view_factors(g, b, member);
-  return OperandView{v.source, v.offset, *view_strides(v)};
+std::optional<MatMulBView> strided_matmul_b_view(const Graph& g, const KernelPlan& kp, NodeId mm) {
+  const auto ops = g.operands(mm);
+  if (ops.size() > 1 && kp.is_stage(ops[1])) return std::nullopt;
+  return strided_matmul_operand(g, mm, [&](NodeId at) { return kp.members.count(at) > 0; });
 }
 
 std::optional<StridedView> strided_view(const Graph& g, const KernelPlan& kp, NodeId n) {

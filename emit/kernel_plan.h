@@ -15,6 +15,7 @@
 
 #include "costmodel/group.h"
 #include "graph/graph.h"
+#include "graph/view.h"
 
 namespace fuseplan {
 
@@ -68,15 +69,9 @@ struct KernelPlan {
 KernelPlan plan_kernel(const Graph& g, const Group& grp, bool strided_matmul_b = false);
 
 /// The strided view MatMul `mm`'s B operand is of a loaded buffer in a plan
-/// built with strided_matmul_b: the source, the element offset and one
-/// element stride per dim of B's shape (0 for a dim of size 1); nullopt
-/// when B is computed (a stage, or a buffer).
-struct OperandView {
-  NodeId source = kNoNode;
-  int64_t offset = 0;
-  std::vector<int64_t> strides;
-};
-std::optional<OperandView> strided_matmul_b_view(const Graph& g, const KernelPlan& kp, NodeId mm);
+/// built with strided_matmul_b (graph/view.h MatMulBView); nullopt when B
+/// is computed (a stage, or a buffer).
+std::optional<MatMulBView> strided_matmul_b_view(const Graph& g, const KernelPlan& kp, NodeId mm);
 
 /// A loop stage whose value is a pure copy of one loaded buffer (or of an
 /// earlier stage's, e.g. a MatMul's output in scratch) through

@@ -115,13 +115,14 @@ std::optional<std::vector<int64_t>> view_strides(const ViewFactors& v) {
   return strides;
 }
 
-bool strided_matmul_operand(const Graph& g, NodeId mm, const std::function<bool(NodeId)>& member) {
+std::optional<MatMulBView> strided_matmul_operand(const Graph& g, NodeId mm,
+                                                 const std::function<bool(NodeId)>& member) {
   const Primitive& p = g.node(mm);
-  if (p.kind != Op::MatMul || g.operands(mm).size() < 2) return false;
+  if (p.kind != Op::MatMul || g.operands(mm).size() < 2) return std::nullopt;
   const NodeId b = g.operands(mm)[1];
-  if (!member(b) || g.node(b).out.dtype != DType::f32 || g.node(b).out.rank() < 2) return false;
+  if (!member(b) || g.node(b).out.dtype != DType::f32 || g.node(b).out.rank() < 2) return std::nullopt;
   const std::optional<ViewFactors> v = view_factors(g, b, member);
-  if (!v || member(v->source) || g.op_class(v->source) == OpClass::source) return false;
+  if (!v || member(v->source) || g.op_class(v->source) == OpClass::source) return std::nullopt;
   const std::optional<std::vector<int64_t>> st = view_strides(*v);
   // B's contiguous dim is its reduced one (K, B's next-to-last dim; its last
   // under transB): a transposed B, which oneDNN packs as fast as a row-major
@@ -130,7 +131,8 @@ bool strided_matmul_operand(const Graph& g, NodeId mm, const std::function<bool(
   // the row-major copy the projection's epilogue writes for free.
   const auto& bs = g.node(b).out.shape;
   const std::size_t k_dim = bs.size() - (p.attr_int("transB", 0) ? 1 : 2);
-  return st && (*st)[k_dim] == 1 && bs[k_dim] > 1;
+  if (!st || (*st)[k_dim] != 1 || bs[k_dim] == 1) return std::nullopt;
+  return MatMulBView{v->source, v->offset, *st};
 }
 
 }  // namespace fuseplan

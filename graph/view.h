@@ -38,8 +38,16 @@ std::optional<ViewFactors> view_factors(const Graph& g, NodeId n, const std::fun
 /// size 1. nullopt where a dim merges factors a transpose separated.
 std::optional<std::vector<int64_t>> view_strides(const ViewFactors& v);
 
-/// Whether operand 1 (B) of MatMul `mm` is a view the CPU backend passes to
-/// oneDNN with strides instead of computing it: B is a member of the group
+/// A MatMul B operand read as a view: its source, the element offset of its
+/// first element and one element stride per dim of B (0 for a dim of size 1).
+struct MatMulBView {
+  NodeId source = kNoNode;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+};
+
+/// Operand 1 (B) of MatMul `mm` as the view the CPU backend passes to
+/// oneDNN with strides instead of computing it, or nullopt: B is a member of the group
 /// (`member`), every node from it down to the source is a member view op,
 /// the source is no member and no model input or constant (a buffer
 /// another kernel wrote), the view has one stride per dim (view_strides),
@@ -47,6 +55,7 @@ std::optional<std::vector<int64_t>> view_strides(const ViewFactors& v);
 /// GPT-2's Kᵀ [1,12,64,128] of K stored [1,128,12,64]: strides
 /// {0, 64, 1, 768}. The view's nodes are then never computed and its
 /// bytes are the source's, read by the library.
-bool strided_matmul_operand(const Graph& g, NodeId mm, const std::function<bool(NodeId)>& member);
+std::optional<MatMulBView> strided_matmul_operand(const Graph& g, NodeId mm,
+                                                 const std::function<bool(NodeId)>& member);
 
 }  // namespace fuseplan

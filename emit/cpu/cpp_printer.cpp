@@ -400,8 +400,10 @@ class KernelPrinter : public InlineExprPrinter {
             open_loops({s[0], s[1] / lay_.block, s[2], s[3], lay_.block}, 0, "i", {}, parallel, true));
       else if (auto merged = coalesced_loops(st.node, from, outer, parallel))
         c = *merged;
-      else
-        c = open_loops(s, from, "i", outer, parallel, vector_dim(s, from) >= 0, vector_dim(s, from));
+      else {
+        const int vd = vector_dim(s, from);
+        c = open_loops(s, from, "i", outer, parallel, vd >= 0, vd);
+      }
       std::string v = compute(st.node, c);
       line(buf(st.node) + "[" + offset(st.node, c) + "] = " + v + ";");
       close_loops();
@@ -692,7 +694,7 @@ class KernelPrinter : public InlineExprPrinter {
     auto rank = [&](int k) { return std::to_string(shape(ops[k]).size()); };
     bool epi = st.node == epi_lib_;
     if (epi) print_epilogue_lambda();
-    const std::optional<OperandView> strided_b = strided_matmul_b_view(g_, kp_, st.node);
+    const std::optional<MatMulBView> strided_b = strided_matmul_b_view(g_, kp_, st.node);
     // The weights operand is a source: constant for the run (exec/onednn.h).
     const std::string w_const = ops.size() > 1 && g_.node(ops[1]).op_class == OpClass::source ? "1" : "0";
     if (p.kind == Op::MatMul && strided_b) {

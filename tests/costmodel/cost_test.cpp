@@ -637,9 +637,9 @@ TEST(CostCpu, ATransposedMatMulBReadAsAViewHasNoProloguePass) {
   auto member = [&](std::initializer_list<NodeId> in) {
     return [in](NodeId n) { return std::find(in.begin(), in.end(), n) != in.end(); };
   };
-  EXPECT_TRUE(strided_matmul_operand(g, y, member({kt, y})));
-  EXPECT_FALSE(strided_matmul_operand(g, z, member({qt, z})));  // its source is a model input
-  EXPECT_FALSE(strided_matmul_operand(g, y, member({y})));       // kt is no member
+  EXPECT_TRUE(strided_matmul_operand(g, y, member({kt, y})).has_value());
+  EXPECT_FALSE(strided_matmul_operand(g, z, member({qt, z})).has_value());  // its source is a model input
+  EXPECT_FALSE(strided_matmul_operand(g, y, member({y})).has_value());     // kt is no member
   const DeviceSpec d = testing::cpu_spec();
   const CostFeatures view = cost_features(g, make_group(g, {"kt", "y"}), d);
   EXPECT_DOUBLE_EQ(view.prologue_passes, 0);
@@ -649,7 +649,6 @@ TEST(CostCpu, ATransposedMatMulBReadAsAViewHasNoProloguePass) {
   EXPECT_DOUBLE_EQ(computed.prologue_passes, 1);
   EXPECT_DOUBLE_EQ(computed.bytes_read, 1024 + 1024 + 1024);  // r, q, qt read back
   EXPECT_DOUBLE_EQ(computed.bytes_written, 1024 + 512);       // qt's scratch, z
-  (void)x;
 }
 
 // sources_read: the weights, constants and graph inputs a group reads, each

@@ -682,7 +682,7 @@ TEST(CpuEmit, ATransposedMatMulBIsReadAsAStridedViewBitIdentically) {
     auto& g = b.done({y});
     const Plan fused = hand_plan(g, {{qkv}, {k, kr, kt, sc, y}});
     const KernelPlan kp = plan_kernel(g, fused.groups[1], true);
-    const std::optional<OperandView> view = strided_matmul_b_view(g, kp, sc);
+    const std::optional<MatMulBView> view = strided_matmul_b_view(g, kp, sc);
     ASSERT_TRUE(view);
     EXPECT_EQ(view->source, qkv);
     EXPECT_EQ(view->offset, 16);
@@ -720,7 +720,7 @@ TEST(CpuEmit, TransposedBViewsUnderEveryBatchLayoutAreBitIdentical) {
     auto mm = b.op("mm", "MatMul", OpClass::contraction, {a, t}, c.y);
     auto& g = b.done({mm});
     const Plan fused = hand_plan(g, {{r}, {t, mm}});
-    ASSERT_TRUE(strided_matmul_b_view(g, plan_kernel(g, fused.groups[1], true), mm));
+    ASSERT_TRUE(strided_matmul_b_view(g, plan_kernel(g, fused.groups[1], true), mm).has_value());
     EXPECT_NE(cpu::plan_source(g, fused).find("fprt::matmul_view_epilogue("), std::string::npos);
     expect_identical(g, fused);
     expect_identical(g, unfused_plan(g));
