@@ -69,4 +69,15 @@ std::optional<ContractionClass> contraction_class(const Graph& g, NodeId n) {
   return product(b->shape, 2, b->rank()) == 1 ? ContractionClass::conv_1x1 : ContractionClass::conv_spatial;
 }
 
+double contraction_lane_fill(const Graph& g, NodeId n, int lanes) {
+  const Primitive& p = g.node(n);
+  if (p.kind != Op::MatMul || !p.out.known || lanes <= 1) return 1;
+  const TensorType* b = operand_type(g, n, 1);
+  // A 1-D B is one column (exec/onednn.cpp promotes it to [K, 1]).
+  const int64_t cols = b && b->rank() == 1 ? 1 : p.out.rank() > 0 ? p.out.shape.back() : 1;
+  if (cols <= 0) return 1;
+  const int64_t padded = (cols + lanes - 1) / lanes * lanes;
+  return static_cast<double>(cols) / static_cast<double>(padded);
+}
+
 }  // namespace fuseplan

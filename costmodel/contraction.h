@@ -52,4 +52,17 @@ std::array<ContractionClass, kContractionClassCount> contraction_classes();
 /// group and kernel volume.
 std::optional<ContractionClass> contraction_class(const Graph& g, NodeId n);
 
+/// The fraction of a vector's `lanes` a MatMul's columns fill: N / (N
+/// rounded up to a multiple of `lanes`), in (0, 1]; 1 for any other node
+/// and for lanes <= 1. oneDNN's brgemm matmul vectorises over B's columns
+/// (N) and broadcasts A's elements, so a matmul of N < lanes runs at N /
+/// lanes of its class's throughput: distilbert_tiny's [2,128,128] x
+/// [2,128,1] took 9-10 us in oneDNN 2.6 (its verbose log, one Zen 4
+/// thread), 65536 FLOPs at 7 GFLOP/s against the batched class's 115 = 1/16
+/// of it. The probe's shapes (probe/contraction.cpp) all have N >= 64, so
+/// the class rates carry no such loss. Convolutions count 1 (their kernels
+/// block output channels by the vector, but no probed shape tells how the
+/// library handles a short block).
+double contraction_lane_fill(const Graph& g, NodeId n, int lanes);
+
 }  // namespace fuseplan

@@ -103,7 +103,8 @@ double input_bytes_read(const Graph& g, const GroupView& v, NodeId n);
 // ---- flops.cpp ----
 struct GroupFlops {
   double contraction = 0;     // FLOPs of contraction nodes × times computed
-  std::array<double, kContractionClassCount> contraction_by_class{};  // `contraction` by contraction_class()
+  std::array<double, kContractionClassCount> contraction_by_class{};  // `contraction` by contraction_class(), each
+                                                                     // MatMul over its contraction_lane_fill
   double contraction_calls = 0;  // contraction library calls (exec/onednn.h): one per contraction node computed
   double other = 0;           // everything else (FP32 peak)
   double transcendental = 0;  // the part of `other` from transcendental ops (is_transcendental)

@@ -114,7 +114,7 @@ constexpr const char* kGpuFigures[] = {"sm_count",           "l2_bytes",        
                                        "smem_per_block_bytes", "max_threads_per_sm", "threads_per_block",
                                        "elems_per_thread",   "graph_launch_us",   "min_occupancy_for_full_bw"};
 constexpr const char* kCpuFigures[] = {"cores",        "caches",             "vector_regs",       "vector_lanes",
-                                       "contraction_GFLOPs", "store_buffer_bytes", "transcendental_ns"};
+                                       "contraction_GFLOPs", "contraction_lanes",  "store_buffer_bytes", "transcendental_ns"};
 
 // What a CPU device names a GPU figure it has in its own way.
 std::string cpu_name_of(std::string_view gpu_field) {
@@ -224,6 +224,9 @@ void parse_cpu(const json& j, CpuSpec& c, const std::string& ctx) {
   parse_caches(*caches, c, ctx);
   get_int(j, "vector_regs", c.vector_regs, false, ctx);
   get_int(j, "vector_lanes", c.vector_lanes, false, ctx);
+  get_int(j, "contraction_lanes", c.contraction_lanes, false, ctx);
+  if (c.contraction_lanes < 0 || c.contraction_lanes > 64)
+    throw Error(ctx + ": field 'contraction_lanes' must be in [0, 64] (0: unknown), got " + std::to_string(c.contraction_lanes));
   get_number(j, "store_buffer_bytes", c.store_buffer_bytes, false, ctx);
   if (c.cores <= 0) throw Error(ctx + ": field 'cores' must be positive, got " + std::to_string(c.cores));
   for (auto [key, v] : {std::pair{"vector_regs", c.vector_regs}, {"vector_lanes", c.vector_lanes}})
@@ -398,6 +401,7 @@ std::string device_to_json(const DeviceSpec& d) {
         t[std::string(contraction_class_name(k))] = c->contraction_GFLOPs[static_cast<int>(k)];
       j["contraction_GFLOPs"] = std::move(t);
     }
+    if (c->contraction_lanes > 0) j["contraction_lanes"] = c->contraction_lanes;
     j["store_buffer_bytes"] = c->store_buffer_bytes;
     if (!c->transcendental_ns.empty()) {
       ojson t = ojson::object();

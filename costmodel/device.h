@@ -63,6 +63,12 @@ struct CpuSpec {
   // every class or none.
   std::array<double, kContractionClassCount> contraction_GFLOPs{};
   bool has_contraction_table() const { return contraction_GFLOPs[0] > 0; }
+  // fp32 lanes of the contraction library's vectors (oneDNN's effective ISA
+  // on this machine, exec/onednn.h onednn_fp32_lanes: 16 with AVX-512, 8
+  // with AVX2), which a MatMul of fewer columns fills only in part
+  // (costmodel/contraction.h contraction_lane_fill). 0: unknown, no such
+  // loss priced. Used only with the class table.
+  int contraction_lanes = 0;
   // Bytes of stores the store queue takes without waiting for their line
   // fills (Zen 3: 64 entries × 32-byte AVX2 stores = 2 KiB, AMD Software
   // Optimization Guide for Family 19h; Golden Cove: 114 entries, Intel

@@ -33,8 +33,11 @@ struct CostFeatures {
   // --- compute (FLOP-equivalents, steps) ---
   double flops_contraction = 0;     // contraction nodes (MatMul 2·M·N·K, Conv 2·N·K·(C/group)·R·S·P·Q, ...)
   // flops_contraction by contraction_class() (costmodel/contraction.h),
-  // indexed by ContractionClass. All 0 while flops_contraction > 0: classes
-  // unknown (a record written before them), priced at the peak.
+  // indexed by ContractionClass, as the library's vectors issue them: a
+  // MatMul's FLOPs over contraction_lane_fill (CpuSpec::contraction_lanes),
+  // so a class can exceed its share of flops_contraction. All 0 while
+  // flops_contraction > 0: classes unknown (a record written before them),
+  // priced at the peak.
   std::array<double, kContractionClassCount> contraction_class_flops{};
   double flops_other = 0;           // everything else, transcendental ops included
   double flops_transcendental = 0;  // the part of flops_other from transcendental ops (see transcendental_elems)

@@ -315,12 +315,15 @@ GroupFlops group_flops(const GroupView& v, const DeviceSpec* d) {
     }
     // A stage that evaluates a float transcendental op vectorises: the
     // backend calls libfuseplan_vmath's SIMD variants (emit/cpu/vmath.h).
-    // Not so a reduction stage (its accumulator runs in order, one lane at
-    // a time, without -ffast-math) nor a double one (a libm call): there
+    // So does a reduction stage in lanes (graph/op_attrs.h reduce_lanes:
+    // each lane its own accumulator, the loop `omp simd`). Not so a
+    // reduction stage folding one element at a time (its accumulator runs
+    // in order, without -ffast-math) nor a double one (a libm call): there
     // every elementwise op evaluated in the loop, the transcendental
     // included, issues one lane at a time (a vector call's time per
     // element, lanes times over).
-    const bool reduction_stage = g.op_class(v.order[s]) == OpClass::reduction;
+    const bool reduction_stage =
+        g.op_class(v.order[s]) == OpClass::reduction && node_facts(g, v.order[s]).reduce_lanes <= 1;
     bool scalar_call = false;
     for (std::size_t r = 0; r <= s && !scalar_call; ++r)
       scalar_call = in_stage[r] > 0 && node_facts(g, v.order[r]).transcendental &&
@@ -340,7 +343,11 @@ GroupFlops group_flops(const GroupView& v, const DeviceSpec* d) {
     const bool contraction = g.op_class(n) == OpClass::contraction;
     (contraction ? out.contraction : out.other) += f;
     if (contraction) {
-      if (nf.contraction_class >= 0) out.contraction_by_class[nf.contraction_class] += f;
+      // By class, as the library's vectors issue them: a MatMul of fewer
+      // columns than the vector's lanes fills only some of them.
+      if (nf.contraction_class >= 0)
+        out.contraction_by_class[nf.contraction_class] +=
+            f / (d && d->cpu ? contraction_lane_fill(g, n, d->cpu->contraction_lanes) : 1.0);
       out.contraction_calls += out.times[i];  // one library call per computation (a stage: once)
     } else if (f > 0 && nf.transcendental) {
       if (d && d->cpu && !d->cpu->transcendental_ns.empty()) {  // the device's measured weight in place of the estimate

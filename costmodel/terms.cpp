@@ -278,14 +278,19 @@ constexpr CostTerm kTerms[] = {
        }
        o << "contraction (";
        const char* sep = "";
+       double classed = 0;
        for (ContractionClass k : contraction_classes()) {
          const int i = static_cast<int>(k);
          if (!(x.f.contraction_class_flops[i] > 0)) continue;
          o << sep << contraction_class_name(k) << " " << fixed(x.f.contraction_class_flops[i]) << " / "
            << fixed(x.d.cpu->contraction_GFLOPs[i], 1) << " GFLOP/s";
+         classed += x.f.contraction_class_flops[i];
          sep = " + ";
        }
        o << ") / e_contraction " << fixed(x.d.e_contraction, 2);
+       if (classed > flops * (1 + 1e-9))
+         o << ", of " << fixed(flops) << " FLOPs: MatMul columns fill part of the library's " << x.d.cpu->contraction_lanes
+           << " lanes";
      },
      .part = ParamPart::common,
      .field = common_field<&DeviceSpec::e_contraction>,

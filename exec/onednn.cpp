@@ -559,6 +559,22 @@ double onednn_last_primitive_us() {
 int contraction_threads() { return omp_get_max_threads(); }
 void set_contraction_threads(int n) { omp_set_num_threads(n); }
 
+OnednnVectors onednn_vectors() {
+  using I = dnnl::cpu_isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case I::avx512_core_amx: return {16, "avx512_core_amx"};
+    case I::avx512_core_bf16: return {16, "avx512_core_bf16"};
+    case I::avx512_core_vnni: return {16, "avx512_core_vnni"};
+    case I::avx512_core: return {16, "avx512_core"};
+    case I::avx512_mic_4ops: return {16, "avx512_mic_4ops"};
+    case I::avx512_mic: return {16, "avx512_mic"};
+    case I::avx2_vnni: return {8, "avx2_vnni"};
+    case I::avx2: return {8, "avx2"};
+    case I::avx: return {8, "avx"};
+    default: return {4, "sse41"};
+  }
+}
+
 std::string onednn_version() {
   const dnnl_version_t* v = dnnl_version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);

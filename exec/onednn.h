@@ -99,4 +99,13 @@ void set_contraction_threads(int n);
 /// oneDNN's version, e.g. "oneDNN 2.6.3".
 std::string onednn_version();
 
+/// fp32 lanes of the vectors oneDNN's kernels use on this machine, from its
+/// effective ISA (dnnl::get_effective_cpu_isa: 16 for the AVX-512 ISAs, 8
+/// for AVX/AVX2, 4 for SSE4.1), and that ISA's name.
+struct OnednnVectors {
+  int fp32_lanes = 4;
+  std::string isa;
+};
+OnednnVectors onednn_vectors();
+
 }  // namespace fuseplan

@@ -196,6 +196,10 @@ ContractionProbe probe_contractions(int threads) {
                 onednn_version().c_str(), threads, shapes.size(), kWarmup, kMinCalls, kMinSeconds * 1e3);
   r.note = head + classes + ". Per shape, GFLOP/s of the primitive (of the whole call, reorders included)" +
            per_shape;
+  const OnednnVectors v = onednn_vectors();
+  r.lanes = v.fp32_lanes;
+  r.lanes_note = "fp32 lanes of " + onednn_version() + "'s vectors: its effective ISA here is " + v.isa +
+                 " (dnnl::get_effective_cpu_isa)";
   return r;
 }
 

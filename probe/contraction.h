@@ -45,6 +45,8 @@ struct ContractionProbe {
                               // call less its FLOPs at the skinny-GEMM rate, median
   std::vector<ShapeTiming> shapes;  // per probe_shapes() entry
   std::string note;           // one line: the measurement, each class's figure and each shape's
+  int lanes = 0;              // fp32 lanes of the library's vectors (exec/onednn.h onednn_vectors)
+  std::string lanes_note;     // where `lanes` comes from
 };
 
 /// Times every probe shape on `threads` contraction threads (restored

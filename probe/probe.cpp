@@ -793,6 +793,8 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
     const ContractionProbe cp = probe_contractions(kt);
     cpu.contraction_GFLOPs = cp.GFLOPs;
     cpu.contraction_call_us = cp.call_us;
+    cpu.contraction_lanes = cp.lanes;
+    d.sources["contraction_lanes"] = cp.lanes_note;
     d.sources["contraction_GFLOPs"] = cp.note + ", " + measured;
     d.sources["contraction_call_us"] =
         "median over 26 rounds of eight small MatMuls (constant B, [1,16]x[16,16] .. [128,2]x[2,2]) called in turn "
@@ -804,6 +806,7 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
   } catch (const Error& e) {
     cpu.contraction_GFLOPs = {};
     cpu.contraction_call_us = 0;
+    cpu.contraction_lanes = 0;
     d.e_contraction = 0.6;
     d.sources["contraction_GFLOPs"] = std::string("not measured (") + e.what() + "): contractions at fp32_TFLOPs";
     d.sources["contraction_call_us"] = std::string("0: not measured (") + e.what() + ")";
@@ -843,6 +846,7 @@ ProbeResult run_probe(std::ostream* log, const ProbeOptions& options) {
                              "to L1";
   cpu.vector_lanes = h.avx2 ? 8 : 4;
   d.sources["vector_lanes"] = std::string("fp32 lanes of one ") + (h.avx2 ? "256-bit AVX2" : "128-bit SSE") + " vector";
+
   d.e_mem = 1.0;
   d.sources["e_mem"] = "1.0: bandwidths are measured sustained triad figures, already achievable";
   d.e_cmp = 0.7;

@@ -525,6 +525,50 @@ TEST(CostCpu, ContractionTermAtTheClassThroughput) {
   EXPECT_NEAR(price(unclassed, d).raw[static_cast<int>(TermId::contraction)], 1.016064, 1e-12);
 }
 
+// A MatMul of fewer columns than the library's vector lanes fills only some
+// of them (costmodel/contraction.h contraction_lane_fill): at 16 lanes
+// [2,128,128] x [2,128,1] (distilbert_tiny's context MatMul: 9-10 us in
+// oneDNN, 65536 FLOPs) counts 16 × 65536 FLOPs under matmul_batched,
+// 1048576 / 100 GFLOP/s = 10.48576 us; 24 columns fill 24 of 32 lanes
+// (× 4/3); 64 fill all of them; unknown lanes (0) and a conv count 1.
+TEST(CostCpu, MatMulColumnsFillPartOfTheLibrarysLanes) {
+  GraphBuilder b;
+  NodeId a = b.input("a", {2, 128, 128});
+  NodeId v1 = b.input("v1", {2, 128, 1});
+  NodeId v24 = b.input("v24", {2, 128, 24});
+  NodeId v64 = b.input("v64", {2, 128, 64});
+  NodeId y1 = b.op("y1", "MatMul", OpClass::contraction, {2, 128, 1}, {a, v1});
+  NodeId y24 = b.op("y24", "MatMul", OpClass::contraction, {2, 128, 24}, {a, v24});
+  NodeId y64 = b.op("y64", "MatMul", OpClass::contraction, {2, 128, 64}, {a, v64});
+  NodeId k = b.input("k", {128});  // a 1-D B: one column
+  NodeId yk = b.op("yk", "MatMul", OpClass::contraction, {2, 128}, {a, k});
+  Graph g = b.finish({y1, y24, y64, yk});
+  EXPECT_DOUBLE_EQ(contraction_lane_fill(g, g.find("y1"), 16), 1.0 / 16);
+  EXPECT_DOUBLE_EQ(contraction_lane_fill(g, g.find("y24"), 16), 0.75);
+  EXPECT_DOUBLE_EQ(contraction_lane_fill(g, g.find("y64"), 16), 1);
+  EXPECT_DOUBLE_EQ(contraction_lane_fill(g, g.find("yk"), 16), 1.0 / 16);
+  EXPECT_DOUBLE_EQ(contraction_lane_fill(g, g.find("y1"), 0), 1);
+  EXPECT_DOUBLE_EQ(contraction_lane_fill(g, g.find("a"), 16), 1);
+  DeviceSpec d = testing::cpu_spec();
+  d.cpu->contraction_GFLOPs = {100, 100, 100, 100, 100, 100, 100, 100};
+  d.cpu->contraction_lanes = 16;
+  d.e_contraction = 1;
+  const int batched = static_cast<int>(ContractionClass::matmul_batched);
+  const CostFeatures f = cost_features(g, make_group(g, {"y1"}), d);
+  EXPECT_DOUBLE_EQ(f.flops_contraction, 65536);
+  EXPECT_DOUBLE_EQ(f.contraction_class_flops[batched], 16 * 65536);
+  EXPECT_NEAR(price(f, d).raw[static_cast<int>(TermId::contraction)], 10.48576, 1e-9);
+  const GroupCost gc = cost(g, make_group(g, {"y1"}), d, true);
+  EXPECT_NE(gc.breakdown.find("matmul_batched 1048576 / 100.0 GFLOP/s) / e_contraction 1.00, of 65536 FLOPs: MatMul "
+                              "columns fill part of the library's 16 lanes"),
+            std::string::npos)
+      << gc.breakdown;
+  EXPECT_DOUBLE_EQ(cost_features(g, make_group(g, {"y24"}), d).contraction_class_flops[batched], 2.0 * 2 * 128 * 128 * 32);
+  EXPECT_DOUBLE_EQ(cost_features(g, make_group(g, {"y64"}), d).contraction_class_flops[batched], 2.0 * 2 * 128 * 128 * 64);
+  d.cpu->contraction_lanes = 0;
+  EXPECT_DOUBLE_EQ(cost_features(g, make_group(g, {"y1"}), d).contraction_class_flops[batched], 65536);
+}
+
 // A conv the layout assignment leaves on NCHW (graph/layout.h: its x is a
 // graph input, its y a graph output) reorders both around the call on a
 // CPU: each adds its size to bytes read and written. The 1x1 unstrided
@@ -861,8 +905,10 @@ TEST(CostCpu, EachLibmRoutineIsColdOnceInAGraphBeyondTheLlc) {
   EXPECT_EQ(costmodel_detail::libm_routines({{"Exp", 8}, {"Sigmoid", 8}, {"Tanh", 8}, {"Erf", 0}}), 2);
 }
 
-// A reduction loop that calls a transcendental runs one lane at a time (its
-// accumulator in order, no -ffast-math), and so do the ops evaluated in it;
+// A reduction loop that folds one element at a time (rows not a multiple of
+// 16, graph/op_attrs.h reduce_lanes) and calls a transcendental runs one
+// lane at a time (its accumulator in order, no -ffast-math), and so do the
+// ops evaluated in it;
 // an elementwise loop vectorises (libfuseplan_vmath). In the fused softmax
 // of 16 rows of 1000: the sum stage (a reduction) evaluates sub 1 and exp 8
 // per element, 9 × 16000 = 144000 scalar FLOPs; the output stage (sub, exp,
@@ -901,6 +947,14 @@ TEST(CostCpu, OpsInALoopCallingLibmRunOneLaneAtATime) {
   const Group grp2 = make_group(g2, {"y/max", "y/sub", "y/relu", "y/sum", "y"});  // GroupView keeps a reference
   costmodel_detail::GroupView v2(g2, grp2);
   EXPECT_DOUBLE_EQ(costmodel_detail::group_flops(v2).scalar, 0);
+  // Rows of 1024 (a multiple of kReduceLanes) reduce in 16 lanes, each its
+  // own accumulator in an `omp simd` loop: the sum stage's exp vectorises
+  // like the output stage's, nothing is scalar (distilbert_tiny's fused
+  // softmax over rows of 128: priced 75.5 us so, measured 34.8).
+  Graph g3 = softmax(16, 1024);
+  const Group grp3 = make_group(g3, {"y/max", "y/sub", "y/exp", "y/sum", "y"});
+  costmodel_detail::GroupView v3(g3, grp3);
+  EXPECT_DOUBLE_EQ(costmodel_detail::group_flops(v3).scalar, 0);
 }
 
 // CumSum runs each chain along its axis as one dependent add per element:

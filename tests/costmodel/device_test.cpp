@@ -329,6 +329,14 @@ TEST(Device, ContractionTableGivesEveryClass) {
     EXPECT_EQ(d.cpu->contraction_GFLOPs[static_cast<int>(fuseplan::ContractionClass::matmul_batched)], 50);
     const DeviceSpec back = fuseplan::load_device(temp_file("cg2.json", fuseplan::device_to_json(d)).string());
     EXPECT_EQ(back.cpu->contraction_GFLOPs, d.cpu->contraction_GFLOPs);
+    EXPECT_EQ(back.cpu->contraction_lanes, 0);  // absent: unknown
+    t["contraction_lanes"] = 16;
+    const DeviceSpec lanes = fuseplan::load_device(temp_file("cg3.json", t.dump()).string());
+    EXPECT_EQ(fuseplan::load_device(temp_file("cg4.json", fuseplan::device_to_json(lanes)).string()).cpu->contraction_lanes,
+              16);
+    t["contraction_lanes"] = -1;
+    const std::string msg = thrown_message(temp_file("cg5.json", t.dump()).string());
+    EXPECT_NE(msg.find("field 'contraction_lanes' must be in [0, 64] (0: unknown), got -1"), std::string::npos) << msg;
   }
   EXPECT_FALSE(fuseplan::load_device("host-cpu-reference").cpu->has_contraction_table());  // absent: none
   nlohmann::json partial = full;
