@@ -638,13 +638,23 @@ class KernelPrinter : public InlineExprPrinter {
     for (int ax : rp.axes) { rshape.push_back(is[ax]); count *= is[ax]; }
     if (lanes > 1) rshape.back() /= lanes;
     Coords rc = open_loops(rshape, 0, var, {}, false);
+    std::string lane_channel;  // a blocked read's channel coordinate the lanes split as its block does
     if (lanes > 1) {
       // The lanes are independent (each iteration folds into its own
       // accumulator): `omp simd` says so, or GCC unrolls a short lane loop
       // and finds no reduction pattern in 16 max_ chains.
       const std::string outer = rc.back();
       line("#pragma omp simd");
-      rc.back() = "(" + outer + "*" + std::to_string(lanes) + "+" + open_loops({lanes}, 0, var + "l", {}, false)[0] + ")";
+      const std::string lane = open_loops({lanes}, 0, var + "l", {}, false)[0];
+      rc.back() = "(" + outer + "*" + std::to_string(lanes) + "+" + lane + ")";
+      // Lanes over the channels of a blocked tensor, one block wide: the
+      // read is at (outer, lane) of its storage, a contiguous vector, not
+      // at a division of the channel per element (a channel sum of a
+      // [1,64,56,56] nChw16c tensor: shared_conv_two_consumers' pixsum).
+      if (lanes == lay_.block && !split_.count(rc.back())) {
+        lane_channel = rc.back();
+        split_[lane_channel] = {outer, lane};
+      }
     }
     Coords ic;
     for (int d = 0, k = 0, o = 0; d < static_cast<int>(is.size()); ++d) {
@@ -658,6 +668,7 @@ class KernelPrinter : public InlineExprPrinter {
     else if (rp.kind == ReduceKind::prod) line(a + " = (" + T + ")(" + a + " * " + v + ");");
     else line(a + " = (" + T + ")(" + a + " + " + v + ");");
     close_loops();
+    if (!lane_channel.empty()) split_.erase(lane_channel);
     if (lanes > 1) {
       close_loops();
       line(acc + " = fprt::fold_lanes(" + acc + "_l, " + std::to_string(fold_lanes_kind(rp.kind)) + ");");

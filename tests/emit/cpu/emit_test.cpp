@@ -18,6 +18,7 @@
 #include "emit/cpu/runtime.h"
 #include "emit/kernel_plan.h"
 #include "exec/cpu_run.h"
+#include "graph/layout.h"
 
 namespace fuseplan {
 namespace {
@@ -449,6 +450,37 @@ TEST(CpuEmit, ShortRowsRunStageByStageVectorisedAcrossRows) {
   EXPECT_NE(src.find("#pragma omp simd\n  for (int64_t i0 = 0; i0 < 128; ++i0)"), std::string::npos) << src;
   expect_vectorized(src, "// ReduceMax 'y/max'", "short-row-max-vec");
   expect_vectorized(src, "// ReduceSum 'y/sum'", "short-row-sum-vec");
+}
+
+// A reduction in 16 lanes over the channels of an nChw16c tensor reads
+// each lane's channel at its place in the block, one contiguous vector per
+// step, not at a division of the channel per element: regression,
+// shared_conv_two_consumers' channel sum of a [1,64,56,56] Relu read
+// t[((c/16)*56+h)*56+w)*16+c%16] with c = r0*16+rl0 (93 us measured, 12.6
+// priced). With 8-channel blocks the lanes span two blocks and keep the
+// division. Bit-identical either way.
+TEST(CpuEmit, ALaneReductionOverBlockedChannelsReadsTheBlockInPlace) {
+  for (const int block : {16, 8}) {
+    SCOPED_TRACE(block);
+    set_host_channel_block(block);
+    Builder b;
+    auto x = b.input("x", {1, 16, 12, 12});
+    auto w = b.weight("w", {32, 16, 3, 3});
+    auto c = b.op("c", "Conv", OpClass::contraction, {x, w}, {1, 32, 12, 12},
+                  {{"kernel_shape", V{3, 3}}, {"pads", V{1, 1, 1, 1}}});
+    auto r = b.op("r", "Relu", OpClass::elementwise, {c}, {1, 32, 12, 12});
+    auto cs = b.op("cs", "ReduceSum", OpClass::reduction, {r}, {1, 1, 12, 12}, {{"axes", V{1}}, {"keepdims", int64_t{1}}});
+    auto& g = b.done({cs});
+    ASSERT_TRUE(layouts_of(g).is_blocked(r));
+    expect_identical(g, unfused_plan(g));
+    expect_identical(g, hand_plan(g, {{c, r}, {cs}}));
+    const std::string src = cpu::plan_source(g, unfused_plan(g));
+    const std::string sum = src.substr(src.find("// ReduceSum 'cs'"));
+    EXPECT_NE(sum.find("acc_l[16]"), std::string::npos) << sum;
+    EXPECT_EQ(sum.find("((r0*16+rl0))/" + std::to_string(block)) == std::string::npos, block == 16) << sum;
+    if (block == 16) EXPECT_NE(sum.find("*12+(i3))*16+(rl0))]"), std::string::npos) << sum;
+  }
+  set_host_channel_block(0);
 }
 
 // A contraction's epilogue over rows shorter than a vector runs as one flat
