@@ -373,12 +373,15 @@ GroupFlops group_flops(const GroupView& v, const DeviceSpec* d) {
     if (p.op_class != OpClass::reduction) continue;
     if (nf.is_pool)
       out.pool_steps += static_cast<double>(g.numel(n)) * nf.pool_window * out.times[i];
-    else if (p.kind == Op::ReduceMax || p.kind == Op::ReduceMin)
-      out.select_steps += nf.work_elems / nf.reduce_lanes * out.times[i];
     else if (g.numel(n) > 0) {
+      // Per output a chain of its row's steps; in lanes row / lanes vector
+      // steps and the log2(lanes) steps of fprt::fold_lanes' tree.
       const double outs = static_cast<double>(g.numel(n)), row = nf.work_elems / outs;
       const double chain = nf.reduce_lanes > 1 ? row / nf.reduce_lanes + std::log2(nf.reduce_lanes) : row;
-      out.reduction_steps += outs * std::max(0.0, chain - kReduceOverlapSteps) * out.times[i];
+      if (p.kind == Op::ReduceMax || p.kind == Op::ReduceMin)
+        out.select_steps += outs * chain * out.times[i];
+      else
+        out.reduction_steps += outs * std::max(0.0, chain - kReduceOverlapSteps) * out.times[i];
     }
   }
   return out;

@@ -93,7 +93,7 @@ TEST(NestedReductions, FusedGroupReadsTheInputOnceWritesTheOuterResultAndKeepsIt
   EXPECT_EQ(f.flops_other, 8 * 16 * 32 + 8 * 16);  // one op per reduced element
   EXPECT_EQ(f.flops_other, sum.flops_other);
   EXPECT_EQ(f.reduction_steps, sum.reduction_steps);
-  EXPECT_EQ(f.select_steps, 8 * 16 / 16);  // rows of 16 in 16 lanes (graph/op_attrs.h reduce_lanes)
+  EXPECT_EQ(f.select_steps, 8 * (16 / 16 + 4));  // rows of 16 in 16 lanes (graph/op_attrs.h reduce_lanes), 4 fold steps
   EXPECT_EQ(f.select_steps, sum.select_steps);
   EXPECT_LT(p.totals.predicted_us, u.totals.predicted_us);
   // The unfused plan's log keeps the edge legal, no longer a barrier.
