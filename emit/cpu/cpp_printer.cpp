@@ -826,13 +826,28 @@ class KernelPrinter : public InlineExprPrinter {
 
 void set_tile_epilogue(bool on) { g_tile_epilogue = on; }
 
-// Whether every stage's row (its dims past the row dims) is shorter than a
-// vector while the rows fill one: a row loop then vectorises nothing, and the
-// kernel runs each stage over all rows instead (print_cpp), its vector loop
-// across them: distilbert_tiny's LayerNorm over rows of 2, 128 rows.
-bool short_rows(const Graph& g, const KernelPlan& kp) {
+// Whether a row-resident kernel plan runs each stage over all rows instead
+// (print_cpp); the arithmetic of every element, and so the bits, are the
+// same. Two cases, measured on one Zen 4 thread:
+// - every stage's row (its dims past the row dims) is shorter than a vector
+//   while the rows fill one: a row loop vectorises nothing, a stage loop
+//   across the rows does (distilbert_tiny's LayerNorm over rows of 2);
+// - the kernel evaluates a float transcendental op: a row's reduction chain
+//   then waits behind the previous row's long vector-math pass, and each
+//   row's pass pays its loop's entry; softmax's max .. exp over rows of 128
+//   took 18.1 us row by row and 14.7 stage by stage at distilbert_tiny's
+//   [2,128,128], 111-139 against 95 us at bert_base_layer's [12,128,128],
+//   871-937 against 806-848 at its batch 8. Without one, a row in L1 for
+//   the next pass pays more: the LayerNorm and sum .. div kernels of
+//   bert_base_layer took 35-40 us row by row and 48-52 stage by stage.
+bool runs_stage_by_stage(const Graph& g, const KernelPlan& kp) {
   auto numel = [](auto first, auto last) { return std::accumulate(first, last, int64_t{1}, std::multiplies<>()); };
-  if (kp.row_dims == 0 || numel(kp.row_shape.begin(), kp.row_shape.end()) < kVectorRun) return false;
+  if (kp.row_dims == 0) return false;
+  for (NodeId n : kp.members) {
+    const Primitive& p = g.node(n);
+    if (traits(p).transcendental() && p.out.dtype == DType::f32 && pow_multiplies(g, n) == 0) return true;
+  }
+  if (numel(kp.row_shape.begin(), kp.row_shape.end()) < kVectorRun) return false;
   for (const Stage& st : kp.stages) {
     const auto& s = g.node(st.node).out.shape;
     if (numel(s.begin() + std::min<std::size_t>(kp.row_dims, s.size()), s.end()) >= kVectorRun) return false;
@@ -851,7 +866,7 @@ std::string print_cpp(const Graph& g, const std::vector<KernelPlan>& kernels, st
   os << "extern \"C\" __attribute__((weak)) void fp_bind_contractions(const fprt::ContractionLibrary* lib) {\n  fprt::contraction_library() = lib;\n}\n\n";
   const Layouts& layouts = layouts_of(g);
   for (const KernelPlan& kp : kernels) {
-    if (!short_rows(g, kp)) {
+    if (!runs_stage_by_stage(g, kp)) {
       KernelPrinter(g, kp, layouts, os).print();
       continue;
     }

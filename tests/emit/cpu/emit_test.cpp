@@ -105,15 +105,28 @@ TEST(CpuEmit, RunBuffersStartOnTheirOwnPagesAtNoConstantStrideAndOutputsStayIden
   EXPECT_GT(strides.size(), 1u);  // no constant stride
 }
 
-TEST(CpuEmit, MultipassSoftmaxIsBitIdentical) {
-  Builder b;
-  auto x = b.input("x", {37, 515});
-  auto s = softmax(b, x, 37, 515);
-  auto& g = b.done({s.y});
-  Plan p = hand_plan(g, {{s.mx, s.sub, s.ex, s.sum, s.y}});
-  EXPECT_GT(plan_kernel(g, p.groups[0]).row_dims, 0);  // one row-resident kernel
-  expect_identical(g, unfused_plan(g));
-  expect_identical(g, p);
+// A row-resident kernel plan that evaluates a float transcendental runs
+// stage by stage on the CPU (emit/cpu/cpp_printer.cpp runs_stage_by_stage:
+// softmax's max .. exp over distilbert_tiny's rows of 128 took 18.1 us row by
+// row, 14.7 stage by stage), rows of 515 (one lane) and of 128 (16 lanes),
+// whole and split as the cost plans split it; the bits do not change.
+TEST(CpuEmit, MultipassSoftmaxRunsStageByStageAndIsBitIdentical) {
+  for (const int64_t c : {515, 128}) {
+    SCOPED_TRACE(c);
+    Builder b;
+    auto x = b.input("x", {37, c});
+    auto s = softmax(b, x, 37, c);
+    auto& g = b.done({s.y});
+    for (const Plan& p : {hand_plan(g, {{s.mx, s.sub, s.ex, s.sum, s.y}}), hand_plan(g, {{s.mx, s.sub, s.ex}, {s.sum, s.y}})}) {
+      EXPECT_GT(plan_kernel(g, p.groups[0]).row_dims, 0);  // a row-resident kernel plan ...
+      expect_identical(g, p);
+      const std::string src = cpu::plan_source(g, p);
+      EXPECT_EQ(src.find("// kernel of group 0 (row-resident"), std::string::npos) << src;  // ... run stage by stage
+      // sum .. div, split off, evaluates no transcendental: row by row
+      if (p.groups.size() == 2) EXPECT_NE(src.find("// kernel of group 1 (row-resident"), std::string::npos) << src;
+    }
+    expect_identical(g, unfused_plan(g));
+  }
 }
 
 TEST(CpuEmit, LayerNormMultipassAndReductionPrologueAreBitIdentical) {
@@ -135,7 +148,12 @@ TEST(CpuEmit, LayerNormMultipassAndReductionPrologueAreBitIdentical) {
   auto ss = b.op("ss", "ReduceSum", OpClass::reduction, {x2}, {8}, {{"axes", V{1, 2}}, {"keepdims", int64_t{0}}});
   auto& g = b.done({y, ss});
   expect_identical(g, unfused_plan(g));
-  expect_identical(g, hand_plan(g, {{mean, d, sq, var, ve, sd, nm, y}, {x2, ss}}));
+  const Plan p = hand_plan(g, {{mean, d, sq, var, ve, sd, nm, y}, {x2, ss}});
+  expect_identical(g, p);
+  // No transcendental: the LayerNorm runs row by row, each row in L1 for its
+  // next pass (bert_base_layer's: 35-40 us so, 48-52 stage by stage).
+  const std::string src = cpu::plan_source(g, p);
+  EXPECT_NE(src.find("// kernel of group 0 (row-resident, 2 row dims)"), std::string::npos) << src;
 }
 
 TEST(CpuEmit, DuplicatedProducerIntoTwoReductionsIsBitIdentical) {
@@ -430,7 +448,7 @@ TEST(CpuEmit, ExpOverShortRowsVectorizes) {
   expect_vectorized(cpu::plan_source(g, plan), "// Exp 'y/exp'", "exp-rows-vec");
 }
 
-// Rows shorter than a vector (emit/cpu/cpp_printer.cpp short_rows): a
+// Rows shorter than a vector (emit/cpu/cpp_printer.cpp runs_stage_by_stage): a
 // multipass group runs each stage over all rows, its reductions vectorised
 // across the outputs (each lane one row's chain, in order), not one row at
 // a time. Regression: distilbert_tiny's LayerNorm and softmax over rows of
