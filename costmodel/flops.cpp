@@ -154,8 +154,7 @@ const NodeFacts& node_facts(const Graph& g, NodeId n) {
     f.flops = primitive_flops(g, n);
     if (const std::optional<ContractionClass> c = contraction_class(g, n)) f.contraction_class = static_cast<int>(*c);
     f.work_elems = p.op_class == OpClass::source ? 0 : work_elems(g, n);
-    f.transcendental = (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) &&
-                       traits(p).transcendental() && pow_multiplies(g, n) == 0;
+    f.transcendental = calls_transcendental(g, n);
     if (const TensorType* in = operand_type(g, n, 0); in && traits(p).reduce != ReduceKind::none)
       f.reduce_lanes = static_cast<double>(reduce_lanes(reduce_params(p, in->rank()), in->shape, in->dtype));
     consumer_facts(g, n, f);

@@ -143,6 +143,12 @@ bool reads_as_immediate(const Primitive& consumer, const Primitive& operand) {
   return is_immediate(operand) && consumer.op_class != OpClass::source && !is_library_op(consumer);
 }
 
+bool calls_transcendental(const Graph& g, NodeId n) {
+  const Primitive& p = g.node(n);
+  return (p.op_class == OpClass::elementwise || p.op_class == OpClass::broadcast) && traits(p).transcendental() &&
+         pow_multiplies(g, n) == 0;
+}
+
 int pow_multiplies(const Graph& g, NodeId n) {
   const Primitive& p = g.node(n);
   if (p.kind != Op::Pow || !p.out.known || (p.out.dtype != DType::f32 && p.out.dtype != DType::f64)) return 0;

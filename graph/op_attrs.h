@@ -128,6 +128,11 @@ bool reads_as_immediate(const Primitive& consumer, const Primitive& operand);
 /// such a Pow as that many FLOPs and no transcendental.
 int pow_multiplies(const Graph& g, NodeId n);
 
+/// Whether the backends evaluate elementwise or broadcast node n with a
+/// transcendental routine (traits(p).transcendental(): exp, erf, tanh, ...),
+/// not a Pow computed as multiplies (pow_multiplies).
+bool calls_transcendental(const Graph& g, NodeId n);
+
 /// Row-major strides of a shape.
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape);
 

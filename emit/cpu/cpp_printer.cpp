@@ -843,10 +843,8 @@ void set_tile_epilogue(bool on) { g_tile_epilogue = on; }
 bool runs_stage_by_stage(const Graph& g, const KernelPlan& kp) {
   auto numel = [](auto first, auto last) { return std::accumulate(first, last, int64_t{1}, std::multiplies<>()); };
   if (kp.row_dims == 0) return false;
-  for (NodeId n : kp.members) {
-    const Primitive& p = g.node(n);
-    if (traits(p).transcendental() && p.out.dtype == DType::f32 && pow_multiplies(g, n) == 0) return true;
-  }
+  for (NodeId n : kp.members)
+    if (calls_transcendental(g, n) && g.node(n).out.dtype == DType::f32) return true;
   if (numel(kp.row_shape.begin(), kp.row_shape.end()) < kVectorRun) return false;
   for (const Stage& st : kp.stages) {
     const auto& s = g.node(st.node).out.shape;
